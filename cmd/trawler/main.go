@@ -1,0 +1,107 @@
+// Command trawler is the one binary of the Trawler crawl cluster. Each
+// subcommand starts one role (launcher, worker, cdxwriter, renderer) or the
+// single-machine modes (standalone, demo); this package only parses flags
+// and wires services together.
+package main
+
+import (
+	_ "time/tzdata" // feeds name IANA zones; images may lack /usr/share/zoneinfo
+
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// command is one subcommand.
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"launcher":   {"read crawl feeds and send launch messages (run: one shot)", runLauncher},
+		"worker":     {"crawl: consume launches, fetch, write WARCs, publish crawled events", runWorker},
+		"cdxwriter":  {"index crawled events into CDX", runCDXWriter},
+		"renderer":   {"render pages in headless Chromium (not built yet)", runRenderer},
+		"standalone": {"run a whole crawl in one process with an embedded broker and Redis", runStandalone},
+		"demo":       {"crawl a bundled synthetic web on loopback, no network needed", runDemo},
+		"topics":     {"manage Kafka topics (apply: create or update from kafka-topics/)", runTopics},
+		"config":     {"show the effective configuration (show)", runConfig},
+		"version":    {"print the version", runVersion},
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "trawler %s: a streaming crawl cluster for web archives\n\nUsage: trawler <command> [flags]\n\nCommands:\n", version)
+	cmds := commands()
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-11s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintf(w, "\nRun 'trawler <command> --help' for its flags. Settings: %s.\n", precedence)
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	cmd, ok := commands()[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "trawler: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := cmd.run(ctx, args[1:], stdout, stderr)
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	default:
+		fmt.Fprintf(stderr, "trawler %s: %v\n", args[0], err)
+		return 1
+	}
+}
+
+// errUsage marks errors already explained to the user with usage text.
+var errUsage = errors.New("usage")
+
+func runVersion(_ context.Context, _ []string, stdout, _ io.Writer) error {
+	fmt.Fprintf(stdout, "trawler %s\n", version)
+	return nil
+}
+
+func runRenderer(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("renderer", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c common
+	c.register(fs, ":9100")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	return errors.New("the renderer is not built yet")
+}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	kafkatopics "github.com/trawler-crawl/trawler/kafka-topics"
+	"github.com/trawler-crawl/trawler/pkg/hostkey"
+	"github.com/trawler-crawl/trawler/pkg/kafka"
+	"github.com/trawler-crawl/trawler/services/launcher"
+)
+
+// sub splits "<verb> [flags]" for commands with verbs.
+func sub(args []string, verbs ...string) (string, []string, error) {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		return "", nil, fmt.Errorf("%w: want one of %v", errUsage, verbs)
+	}
+	for _, v := range verbs {
+		if args[0] == v {
+			return v, args[1:], nil
+		}
+	}
+	return "", nil, fmt.Errorf("unknown verb %q: want one of %v", args[0], verbs)
+}
+
+func runLauncher(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	verb, rest, err := sub(args, "run", "serve")
+	if err != nil {
+		fmt.Fprintln(stderr, "usage: trawler launcher run --feed FILE|DIR|URL ... [flags]")
+		return err
+	}
+	if verb == "serve" {
+		return errors.New("launcher serve (the hourly scheduler) is not built yet; run 'trawler launcher run' from a CronJob")
+	}
+	fs := newFlagSet("launcher run", stderr)
+	var c common
+	var lc launcher.Config
+	var kc kafka.Config
+	c.register(fs, "127.0.0.1:0")
+	lc.RegisterFlags(fs)
+	kc.RegisterFlags(fs)
+	at := fs.String("at", "", "run the decision for this time (RFC 3339) instead of now")
+	if err := parse(fs, rest); err != nil {
+		return err
+	}
+	when := time.Now()
+	if *at != "" {
+		if when, err = time.Parse(time.RFC3339, *at); err != nil {
+			return fmt.Errorf("--at: %w", err)
+		}
+	}
+	if err := errorsJoin(lc.Validate(), kc.Validate()); err != nil {
+		return err
+	}
+	log, err := newLogger(c.logFormat, c.logLevel, stderr)
+	if err != nil {
+		return err
+	}
+	deps := launcher.Deps{Logger: log, Out: stdout}
+	if !lc.DryRun {
+		kc.ClientID = "trawler-launcher"
+		cl, err := kafka.NewClient(kc)
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		deps.Producer = kgoProducer{cl}
+		deps.KeyFunc = hostkey.ForURL
+	}
+	svc, err := launcher.New(lc, deps)
+	if err != nil {
+		return err
+	}
+	sum, err := svc.RunOnce(ctx, when)
+	fmt.Fprintf(stderr, "launcher: %d targets read, %d launched (%d messages), skipped %v, %d bad lines\n",
+		sum.Targets, sum.Launched, sum.Messages, sum.Skipped, sum.BadLines)
+	for _, e := range sum.Errors {
+		fmt.Fprintf(stderr, "  %v\n", e)
+	}
+	return err
+}
+
+type kgoProducer struct{ cl *kgo.Client }
+
+func (p kgoProducer) Produce(ctx context.Context, topic, key string, value []byte) error {
+	return p.cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Key: []byte(key), Value: value}).FirstErr()
+}
+
+func runTopics(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if _, rest, err := sub(args, "apply"); err != nil {
+		fmt.Fprintln(stderr, "usage: trawler topics apply [--kafka BROKERS] [--file FILE] [--partitions N]")
+		return err
+	} else {
+		args = rest
+	}
+	fs := newFlagSet("topics apply", stderr)
+	var kc kafka.Config
+	kc.RegisterFlags(fs)
+	file := fs.String("file", "", "topic definitions YAML (default: the kafka-topics/topics.yaml built in)")
+	parts := fs.Int("partitions", 0, "override every topic's partition count (0 = as declared)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	data := kafkatopics.Default()
+	if *file != "" {
+		b, err := os.ReadFile(*file)
+		if err != nil {
+			return fmt.Errorf("read topics: %w", err)
+		}
+		data = b
+	}
+	specs, err := kafka.ParseTopics(data)
+	if err != nil {
+		return err
+	}
+	kc.ClientID = "trawler-topics"
+	cl, err := kafka.NewClient(kc)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	rep, err := kafka.ApplyTopics(ctx, kadm.NewClient(cl), specs, int32(*parts))
+	fmt.Fprintf(stdout, "%+v\n", rep)
+	return err
+}
+
+func runConfig(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	if _, rest, err := sub(args, "show"); err != nil {
+		fmt.Fprintln(stderr, "usage: trawler config show [--profile FILE|NAME]")
+		return err
+	} else {
+		args = rest
+	}
+	fs := newFlagSet("config show", stderr)
+	profilePath := fs.String("profile", "", "crawl profile: a YAML file or a shipped profile name")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	p, err := resolveProfile(*profilePath)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "# Precedence: %s\n", precedence)
+	fmt.Fprintf(stdout, "# Environment: every flag of every command has a TRAWLER_* variable (--admin-addr: TRAWLER_ADMIN_ADDR).\n")
+	printEnv(stdout)
+	fmt.Fprintf(stdout, "# Effective crawl profile (%s):\n%s", profileSource(*profilePath), p.YAML())
+	return nil
+}
+
+func profileSource(p string) string {
+	if p == "" {
+		return "built-in defaults"
+	}
+	return p
+}
+
+// printEnv lists the TRAWLER_* variables set, redacting secrets.
+func printEnv(w io.Writer) {
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "TRAWLER_") {
+			name, val, _ := strings.Cut(kv, "=")
+			if isSecret(name) {
+				val = "<redacted>"
+			}
+			fmt.Fprintf(w, "# set: %s=%s\n", name, val)
+		}
+	}
+}
+
+func isSecret(name string) bool {
+	for _, w := range []string{"PASSWORD", "TOKEN", "SECRET", "KEY"} {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
+}

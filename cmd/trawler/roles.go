@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/trawler-crawl/trawler/pkg/admin"
+	"github.com/trawler-crawl/trawler/pkg/kafka"
+	"github.com/trawler-crawl/trawler/pkg/profile"
+	"github.com/trawler-crawl/trawler/pkg/redisconn"
+	"github.com/trawler-crawl/trawler/services/cdxwriter"
+	"github.com/trawler-crawl/trawler/services/worker"
+)
+
+// roleEnv is what every long-running role gets after flag parsing.
+type roleEnv struct {
+	log     *slog.Logger
+	reg     *prometheus.Registry
+	admin   *admin.Server
+	profile profile.Profile
+}
+
+func newRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// setup builds logger, profile, registry and the admin listener.
+func setup(c common, stderr io.Writer, role string) (*roleEnv, error) {
+	log, err := newLogger(c.logFormat, c.logLevel, stderr)
+	if err != nil {
+		return nil, err
+	}
+	log = log.With("role", role)
+	p, err := loadProfile(c.profilePath)
+	if err != nil {
+		return nil, err
+	}
+	reg := newRegistry()
+	adm, err := admin.Listen(c.adminAddr, reg, log)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("started", "version", version, "admin", adm.Addr())
+	return &roleEnv{log: log, reg: reg, admin: adm, profile: p}, nil
+}
+
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+func runWorker(ctx context.Context, args []string, _, stderr io.Writer) error {
+	fs := newFlagSet("worker", stderr)
+	var c common
+	var wc worker.Config
+	var kc kafka.Config
+	var rc redisconn.Config
+	c.register(fs, ":9100")
+	wc.RegisterFlags(fs)
+	kc.RegisterFlags(fs)
+	rc.RegisterFlags(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := errorsJoin(wc.Validate(), kc.Validate(), rc.Validate()); err != nil {
+		return err
+	}
+	env, err := setup(c, stderr, "worker")
+	if err != nil {
+		return err
+	}
+	defer env.admin.Close()
+	rdb, err := redisconn.Open(ctx, rc)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	env.admin.AddReadyCheck("redis", func(ctx context.Context) error { return rdb.Ping(ctx).Err() })
+	kc.ClientID = "trawler-worker-" + wc.ID
+	w, err := worker.New(wc, worker.Deps{Profile: env.profile, Kafka: kc, Redis: rdb, Logger: env.log,
+		Registerer: env.reg, Version: version})
+	if err != nil {
+		return err
+	}
+	err = w.Run(ctx)
+	env.log.Info("stopped", "err", err)
+	return err
+}
+
+func runCDXWriter(ctx context.Context, args []string, _, stderr io.Writer) error {
+	fs := newFlagSet("cdxwriter", stderr)
+	var c common
+	var cc cdxwriter.Config
+	var kc kafka.Config
+	c.register(fs, ":9100")
+	cc.RegisterFlags(fs)
+	kc.RegisterFlags(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := errorsJoin(cc.Validate(), kc.Validate()); err != nil {
+		return err
+	}
+	env, err := setup(c, stderr, "cdxwriter")
+	if err != nil {
+		return err
+	}
+	defer env.admin.Close()
+	kc.ClientID = "trawler-cdxwriter"
+	w, err := cdxwriter.New(cc, kc, env.log, env.reg)
+	if err != nil {
+		return err
+	}
+	err = w.Run(ctx)
+	env.log.Info("stopped", "err", err)
+	return err
+}
+
+func errorsJoin(errs ...error) error {
+	var msgs []string
+	for _, e := range errs {
+		if e != nil {
+			msgs = append(msgs, e.Error())
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("invalid configuration: %s", strings.Join(msgs, "; "))
+}

@@ -1,0 +1,105 @@
+{{/*
+Shared snippets. Keep to the functions internal/composecheck's renderer
+implements (include, toYaml, nindent, indent, quote, default, contains, trunc,
+trimSuffix, required, printf): the chart is tested by rendering it there.
+*/}}
+
+{{/* Base name of every object: the release name, plus the chart name unless the release already contains it. */}}
+{{- define "trawler.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Labels that select a role's pods. Never change them on upgrade: selectors are immutable. */}}
+{{- define "trawler.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/* Labels on every object. */}}
+{{- define "trawler.labels" -}}
+{{ include "trawler.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | trunc 63 | trimSuffix "-" }}
+trawler.crawl: {{ .Values.crawl | quote }}
+{{- end -}}
+
+{{- define "trawler.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+
+{{/* Prometheus discovers pods by these annotations (no ServiceMonitor CRD needed). */}}
+{{- define "trawler.scrapeAnnotations" -}}
+prometheus.io/scrape: "true"
+prometheus.io/port: {{ .Values.adminPort | quote }}
+prometheus.io/path: /metrics
+{{- end -}}
+
+{{/* Environment every role shares. The Redis password comes from a Secret, never from values. */}}
+{{- define "trawler.env" -}}
+- name: TRAWLER_KAFKA
+  value: {{ required "kafka.brokers is required" .Values.kafka.brokers | quote }}
+- name: TRAWLER_REDIS
+  value: {{ required "redis.addr is required" .Values.redis.addr | quote }}
+{{- if .Values.redis.existingSecret }}
+- name: TRAWLER_REDIS_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.redis.existingSecret }}
+      key: {{ .Values.redis.existingSecretKey }}
+{{- end }}
+- name: TRAWLER_CRAWL
+  value: {{ .Values.crawl | quote }}
+- name: TRAWLER_ADMIN_ADDR
+  value: {{ printf ":%v" .Values.adminPort | quote }}
+- name: TRAWLER_DATA
+  value: /data
+- name: TRAWLER_LOG_FORMAT
+  value: {{ .Values.logFormat | quote }}
+- name: TMPDIR
+  value: /tmp
+{{- with .Values.extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* Liveness on /healthz (restart a wedged process), readiness on /readyz (dependencies reachable). */}}
+{{- define "trawler.probes" -}}
+livenessProbe:
+  httpGet:
+    path: /healthz
+    port: admin
+  initialDelaySeconds: 10
+  periodSeconds: 15
+  failureThreshold: 4
+readinessProbe:
+  httpGet:
+    path: /readyz
+    port: admin
+  periodSeconds: 10
+  failureThreshold: 3
+{{- end -}}
+
+{{/* Scheduling constraints shared by every pod. */}}
+{{- define "trawler.scheduling" -}}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}

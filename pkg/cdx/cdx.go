@@ -1,0 +1,112 @@
+// Package cdx models one line of a CDX index (ARCHITECTURE.md section 11) and
+// reads and writes it in the two formats Trawler speaks: CDX11 (the classic
+// space-separated "CDX N b a m s k r M S V g" line of the Wayback Machine and
+// OutbackCDX) and CDXJ (pywb's "urlkey timestamp {json}").
+package cdx
+
+import (
+	"strings"
+
+	"github.com/trawler-crawl/trawler/pkg/messages"
+	"github.com/trawler-crawl/trawler/pkg/surt"
+)
+
+// Header11 is the legend line that starts a CDX11 file.
+const Header11 = " CDX N b a m s k r M S V g"
+
+// RevisitMime is the mimetype CDX indexes give revisit records.
+const RevisitMime = "warc/revisit"
+
+// Line is one capture in a CDX index. Empty string fields are written as "-"
+// (CDX11) or left out (CDXJ); Length and Offset are -1 when unknown.
+type Line struct {
+	URLKey     string // IA SURT canonical form (surt.CDXKey)
+	Timestamp  string // 14 digits, UTC, yyyyMMddHHmmss
+	Original   string // the URL as crawled
+	Mimetype   string
+	Status     string // HTTP status code; "" for non-HTTP records (dns:)
+	Digest     string // base32 SHA-1 of the payload, without "sha1:"
+	Redirect   string
+	RobotFlags string
+	Length     int64 // compressed record length in the WARC
+	Offset     int64 // compressed record offset in the WARC
+	Filename   string
+}
+
+// FromCrawled builds the index line for a crawled event. It returns false
+// when the event has no WARC location (nothing was written, e.g. -5002) or
+// no CDX key can be computed for its URL, or when it describes a WARC record
+// that is not indexed (request, metadata).
+//
+// The timestamp is the fetch start (start_time_plus_duration), which is what
+// Heritrix and Trawler's WARC writer use for WARC-Date, falling back to the
+// event timestamp. Revisits (warc_type revisit, or a duplicate:digest
+// annotation) get mimetype warc/revisit as pywb expects.
+func FromCrawled(ev messages.Crawled) (Line, bool) {
+	if !ev.HasWARCLocation() {
+		return Line{}, false
+	}
+	switch ev.WarcType {
+	case "", "response", "revisit", "resource":
+	default:
+		return Line{}, false
+	}
+	key, err := surt.CDXKey(ev.URL)
+	if err != nil {
+		return Line{}, false
+	}
+	ts, ok := eventTimestamp(ev)
+	if !ok {
+		return Line{}, false
+	}
+	l := Line{
+		URLKey:    key,
+		Timestamp: ts,
+		Original:  ev.URL,
+		Mimetype:  baseMime(ev.Mimetype),
+		Digest:    ev.Digest(),
+		Offset:    *ev.WarcOffset,
+		Length:    -1,
+		Filename:  *ev.WarcFilename,
+	}
+	if ev.WarcLength != nil && *ev.WarcLength > 0 {
+		l.Length = *ev.WarcLength
+	}
+	if ev.StatusCode >= 100 && ev.StatusCode <= 999 {
+		l.Status = itoa(int64(ev.StatusCode))
+	}
+	if isRevisit(ev) {
+		l.Mimetype = RevisitMime
+	}
+	return l, true
+}
+
+// baseMime drops content-type parameters ("text/html; charset=utf-8" ->
+// "text/html"), as CDX indexers do.
+func baseMime(m string) string {
+	m, _, _ = strings.Cut(m, ";")
+	return strings.ToLower(strings.TrimSpace(m))
+}
+
+func eventTimestamp(ev messages.Crawled) (string, bool) {
+	if start, ok := ev.FetchStart(); ok {
+		return messages.Timestamp14(start), true
+	}
+	t, err := ev.Time()
+	if err != nil {
+		return "", false
+	}
+	return messages.Timestamp14(t), true
+}
+
+func isRevisit(ev messages.Crawled) bool {
+	if ev.WarcType == "revisit" {
+		return true
+	}
+	for _, a := range strings.Split(ev.Annotations, ",") {
+		if strings.HasPrefix(a, "duplicate:") {
+			return true
+		}
+	}
+	return false
+}

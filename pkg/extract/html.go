@@ -1,0 +1,361 @@
+package extract
+
+import (
+	"bytes"
+	"io"
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// HTMLOptions configures HTML extraction.
+type HTMLOptions struct {
+	Options
+	// NoForms skips form actions (UKWA's noForms sheet). Without it, only
+	// GET forms are followed, as Heritrix's extractOnlyFormGets does.
+	NoForms bool
+	// ObeyMetaNoFollow stops extraction at a robots meta tag saying
+	// nofollow or none, keeping the links found before it, as Heritrix does
+	// under the obey robots policy. Meta reports the tag either way.
+	ObeyMetaNoFollow bool
+}
+
+// Meta is what the document says about itself.
+type Meta struct {
+	// Base is the base URL links were resolved against at the end of the
+	// document: the document URL, or the first <base href>.
+	Base string
+	// NoFollow and NoIndex are set by <meta name="robots"> (and "none").
+	NoFollow bool
+	NoIndex  bool
+	// Truncated is set when MaxBytes or MaxLinks stopped extraction early.
+	Truncated bool
+}
+
+// HTML extracts links from an HTML document streamed from r, whose URL is
+// base. The input is taken as UTF-8 or an ASCII-compatible encoding. The
+// only error is a failed read of r; links found before it are returned.
+func HTML(r io.Reader, base string, o HTMLOptions) ([]Link, Meta, error) {
+	o.Options = o.Options.withDefaults()
+	h := &htmlExtractor{o: o, c: newCollector(o.Options), base: base}
+	lr := &limitReader{r: r, n: o.MaxBytes}
+	err := h.run(html.NewTokenizer(lr), 0)
+	meta := Meta{Base: h.base, NoFollow: h.noFollow, NoIndex: h.noIndex,
+		Truncated: lr.truncated || h.c.full}
+	return h.c.links, meta, readErr("html", lr.read, err)
+}
+
+// attr is one attribute of the current tag, kept only if it matters.
+type attr struct {
+	key, val string
+	kind     attrKind
+}
+
+type attrKind uint8
+
+const (
+	attrIgnored  attrKind = iota
+	attrHref              // href: navigational, element-specific handling
+	attrLink              // cite, codebase: navigational
+	attrEmbed             // src and friends: embedded resource
+	attrSrcset            // srcset and friends: list of embedded resources
+	attrResource          // data, classid, archive, code: relative to codebase
+	attrStyle             // inline CSS
+	attrOther             // rel, method, name, content...: read by element logic
+)
+
+// kindOf classifies an attribute name (lower-cased by the tokenizer).
+func kindOf(key []byte) attrKind {
+	switch string(key) {
+	case "href":
+		return attrHref
+	case "cite", "codebase":
+		return attrLink
+	case "src", "lowsrc", "background", "longdesc", "usemap", "profile", "datasrc", "poster",
+		"data-src", "data-original", "data-lazy", "data-lazy-src", "data-full-src",
+		"data-src-small", "data-src-medium":
+		return attrEmbed
+	case "srcset", "imagesrcset", "data-srcset", "data-lazy-srcset", "data-original-set", "data-full-srcset":
+		return attrSrcset
+	case "data", "classid", "archive", "code":
+		return attrResource
+	case "style":
+		return attrStyle
+	case "action", "method", "rel", "name", "http-equiv", "content", "property":
+		return attrOther
+	}
+	return attrIgnored
+}
+
+// htmlExtractor holds the state of one HTML document.
+type htmlExtractor struct {
+	o        HTMLOptions
+	c        *collector
+	base     string
+	baseSet  bool
+	noFollow bool
+	noIndex  bool
+	stop     bool
+	attrs    []attr
+}
+
+// maxCommentDepth bounds re-tokenising of conditional comments.
+const maxCommentDepth = 1
+
+// run walks the token stream. It returns the tokenizer's final error
+// (io.EOF when the input simply ended).
+func (h *htmlExtractor) run(z *html.Tokenizer, depth int) error {
+	inStyle := false
+	for {
+		tt := z.Next()
+		wasStyle := inStyle
+		inStyle = false
+		switch tt {
+		case html.ErrorToken:
+			return z.Err()
+		case html.StartTagToken, html.SelfClosingTagToken:
+			name := h.startTag(z)
+			if tt == html.StartTagToken {
+				switch name {
+				case "style":
+					inStyle = true
+				case "noscript", "noembed", "noframes":
+					// Their content is markup worth scanning (tracking
+					// pixels, fallback links), not raw text.
+					z.NextIsNotRawText()
+				}
+			}
+		case html.TextToken:
+			if wasStyle {
+				h.css(string(z.Text()))
+			}
+		case html.CommentToken:
+			if depth < maxCommentDepth {
+				h.conditionalComment(z.Text(), depth)
+			}
+		}
+		if h.stop || h.c.full {
+			return io.EOF
+		}
+	}
+}
+
+// conditionalComment scans the markup inside <!--[if IE]>...<![endif]-->,
+// which old sites use to load stylesheets and scripts.
+func (h *htmlExtractor) conditionalComment(text []byte, depth int) {
+	if !bytes.HasPrefix(text, []byte("[if")) {
+		return
+	}
+	_ = h.run(html.NewTokenizer(bytes.NewReader(text)), depth+1)
+}
+
+// startTag reads the current tag's interesting attributes and extracts its
+// links. It returns the tag name.
+func (h *htmlExtractor) startTag(z *html.Tokenizer) string {
+	nb, more := z.TagName()
+	name := atom.Lookup(nb).String()
+	if name == "" {
+		name = string(nb)
+	}
+	h.attrs = h.attrs[:0]
+	for more {
+		var k, v []byte
+		k, v, more = z.TagAttr()
+		kind := kindOf(k)
+		if kind == attrIgnored || h.droppable(kind, v) {
+			continue
+		}
+		h.attrs = append(h.attrs, attr{key: string(k), val: string(v), kind: kind})
+	}
+	h.element(name)
+	return name
+}
+
+// droppable reports whether a URL attribute value obviously yields no link,
+// checked before copying it: data: URIs and junk can be megabytes.
+func (h *htmlExtractor) droppable(kind attrKind, v []byte) bool {
+	switch kind {
+	case attrOther, attrStyle:
+		return false
+	case attrSrcset:
+		if len(v) > maxSrcsetLen {
+			return true
+		}
+	default:
+		// Room for surrounding whitespace; add() applies the exact limit.
+		if len(v) > h.o.MaxURLLength+256 {
+			return true
+		}
+	}
+	head := v[:min(len(v), 16)]
+	return unwantedScheme(string(bytes.TrimLeft(head, " \t\n\r\f")))
+}
+
+// maxSrcsetLen bounds a srcset list; real ones hold a dozen candidates.
+const maxSrcsetLen = 64 << 10
+
+func (h *htmlExtractor) get(key string) (string, bool) {
+	for _, a := range h.attrs {
+		if a.key == key {
+			return a.val, true
+		}
+	}
+	return "", false
+}
+
+// element extracts the links of one start tag.
+func (h *htmlExtractor) element(name string) {
+	switch name {
+	case "meta":
+		h.metaTag()
+		return
+	case "base":
+		h.baseTag()
+	case "link":
+		h.linkTag()
+	case "form":
+		h.formTag()
+	}
+	var resources []attr
+	for _, a := range h.attrs {
+		ctx := name + "/@" + a.key
+		switch a.kind {
+		case attrHref:
+			if name != "link" && name != "base" {
+				h.c.add(h.base, a.val, hopLink, ctx)
+			}
+		case attrLink:
+			h.c.add(h.base, a.val, hopLink, ctx)
+		case attrEmbed:
+			h.c.add(h.base, a.val, hopEmbed, ctx)
+		case attrSrcset:
+			if name != "link" || a.key != "imagesrcset" {
+				h.srcset(a.val, ctx)
+			}
+		case attrResource:
+			resources = append(resources, a)
+		case attrStyle:
+			h.css(a.val)
+		}
+	}
+	if resources != nil {
+		h.resources(name, resources)
+	}
+}
+
+func (h *htmlExtractor) srcset(v, ctx string) {
+	for _, u := range srcsetURLs(v) {
+		h.c.add(h.base, u, hopEmbed, ctx)
+	}
+}
+
+// baseTag records <base href>: a link itself, and (the first one only) the
+// base for everything after it.
+func (h *htmlExtractor) baseTag() {
+	href, ok := h.get("href")
+	if !ok {
+		return
+	}
+	h.c.add(h.base, href, hopLink, "base/@href")
+	if h.baseSet {
+		return
+	}
+	ref := cleanRef(href)
+	if ref == "" || unwantedScheme(ref) {
+		return
+	}
+	abs, err := h.o.Resolve(h.base, ref)
+	if err != nil || !httpScheme(abs) {
+		return
+	}
+	h.base, h.baseSet = abs, true
+}
+
+// linkTag handles <link>: embeds or links depending on rel.
+func (h *htmlExtractor) linkTag() {
+	if href, ok := h.get("href"); ok {
+		if rel, ok := h.get("rel"); ok {
+			if hop, ctx, ok := relHop(rel, "link", "/@href"); ok {
+				h.c.add(h.base, href, hop, ctx)
+			}
+		}
+	}
+	if set, ok := h.get("imagesrcset"); ok {
+		h.srcset(set, "link/@imagesrcset")
+	}
+}
+
+// formTag follows GET form actions unless forms are off.
+func (h *htmlExtractor) formTag() {
+	action, ok := h.get("action")
+	if !ok || h.o.NoForms {
+		return
+	}
+	if method, ok := h.get("method"); ok && !strings.EqualFold(strings.TrimSpace(method), "get") {
+		return
+	}
+	h.c.add(h.base, action, hopLink, "form/@action")
+}
+
+// metaTag handles refresh, robots and URL-valued meta content.
+func (h *htmlExtractor) metaTag() {
+	content, ok := h.get("content")
+	if !ok {
+		return
+	}
+	equiv, _ := h.get("http-equiv")
+	name, _ := h.get("name")
+	switch {
+	case strings.EqualFold(strings.TrimSpace(equiv), "refresh"):
+		if u := refreshURL(content); u != "" {
+			h.c.add(h.base, u, hopRedirect, ContextMeta)
+		}
+	case strings.EqualFold(strings.TrimSpace(name), "robots"):
+		lc := strings.ToLower(content)
+		none := strings.Contains(lc, "none")
+		h.noFollow = h.noFollow || none || strings.Contains(lc, "nofollow")
+		h.noIndex = h.noIndex || none || strings.Contains(lc, "noindex")
+		if h.noFollow && h.o.ObeyMetaNoFollow {
+			h.stop = true
+		}
+	default:
+		// og:image and friends: absolute URLs are speculative links.
+		c := strings.TrimSpace(content)
+		if httpScheme(c) && strings.Contains(c, "://") {
+			h.c.add(h.base, c, hopSpec, ContextMeta)
+		}
+	}
+}
+
+// resources handles object/applet data, classid, archive and code, which
+// resolve against codebase when there is one.
+func (h *htmlExtractor) resources(name string, res []attr) {
+	base := h.base
+	if cb, ok := h.get("codebase"); ok {
+		if abs, err := h.o.Resolve(h.base, cleanRef(cb)); err == nil && httpScheme(abs) {
+			base = abs
+		}
+	}
+	for _, a := range res {
+		ctx := name + "/@" + a.key
+		vals := []string{a.val}
+		if a.key == "archive" {
+			vals = strings.Fields(a.val)
+		}
+		for _, v := range vals {
+			if name == "applet" && a.key == "code" && !strings.HasSuffix(strings.ToLower(v), ".class") {
+				v += ".class"
+			}
+			h.c.add(base, v, hopEmbed, ctx)
+		}
+	}
+}
+
+// css extracts url() and @import references from a style block or
+// attribute; Heritrix files them all as embeds with no element context.
+func (h *htmlExtractor) css(text string) {
+	scanCSS(text, func(ref string) bool {
+		return h.c.add(h.base, ref, hopEmbed, ContextEmbedMisc)
+	})
+}

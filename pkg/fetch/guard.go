@@ -1,0 +1,131 @@
+package fetch
+
+import (
+	"fmt"
+	"net/netip"
+	"syscall"
+)
+
+// refusedPrefix is an address range the guard refuses, with the reason
+// reported to the operator.
+type refusedPrefix struct {
+	prefix netip.Prefix
+	reason string
+}
+
+// refusedPrefixes lists every non-public range a crawler must not reach
+// unless the profile allows it. It is a fixed table (not mutable state).
+func refusedPrefixes() []refusedPrefix {
+	table := []struct{ cidr, reason string }{
+		{"0.0.0.0/8", "unspecified/this-network"},
+		{"10.0.0.0/8", "private"},
+		{"100.64.0.0/10", "carrier-grade NAT"},
+		{"127.0.0.0/8", "loopback"},
+		{"169.254.169.254/32", "cloud metadata"},
+		{"169.254.0.0/16", "link-local"},
+		{"172.16.0.0/12", "private"},
+		{"192.0.0.0/24", "IETF protocol assignments"},
+		{"192.168.0.0/16", "private"},
+		{"198.18.0.0/15", "benchmarking"},
+		{"224.0.0.0/4", "multicast"},
+		{"240.0.0.0/4", "reserved/broadcast"},
+		{"::/128", "unspecified"},
+		{"::1/128", "loopback"},
+		{"fc00::/7", "unique-local (private)"},
+		{"fe80::/10", "link-local"},
+		{"ff00::/8", "multicast"},
+	}
+	out := make([]refusedPrefix, len(table))
+	for i, e := range table {
+		out[i] = refusedPrefix{netip.MustParsePrefix(e.cidr), e.reason}
+	}
+	return out
+}
+
+// guard decides which addresses may be fetched.
+type guard struct {
+	allowPrivate bool
+	refused      []refusedPrefix
+}
+
+func newGuard(allowPrivate bool) *guard {
+	return &guard{allowPrivate: allowPrivate, refused: refusedPrefixes()}
+}
+
+// check returns nil if a may be connected to, or an error wrapping
+// ErrAddressRefused that names the range.
+func (g *guard) check(a netip.Addr) error {
+	if g.allowPrivate {
+		return nil
+	}
+	return checkAddr(g.refused, a)
+}
+
+// CheckAddress returns nil if a is a public unicast address, or an error
+// wrapping ErrAddressRefused naming why not. IPv4-mapped, NAT64 and 6to4
+// forms are judged by the IPv4 address they carry, so ::ffff:127.0.0.1 is
+// loopback. Exported so DNS and robots code can apply the same rule.
+func CheckAddress(a netip.Addr) error {
+	return checkAddr(refusedPrefixes(), a)
+}
+
+func checkAddr(refused []refusedPrefix, a netip.Addr) error {
+	if !a.IsValid() {
+		return fmt.Errorf("invalid address: %w", ErrAddressRefused)
+	}
+	orig := a
+	a = embeddedIPv4(a.WithZone(""))
+	for _, r := range refused {
+		if r.prefix.Contains(a) {
+			return fmt.Errorf("%s is %s: %w", orig, r.reason, ErrAddressRefused)
+		}
+	}
+	return nil
+}
+
+// embeddedIPv4 returns the IPv4 address carried by an IPv4-mapped
+// (::ffff:0:0/96), IPv4-compatible (::/96), NAT64 (64:ff9b::/96) or 6to4
+// (2002::/16) address, or a unchanged.
+func embeddedIPv4(a netip.Addr) netip.Addr {
+	if a.Is4In6() {
+		return a.Unmap()
+	}
+	if !a.Is6() {
+		return a
+	}
+	b := a.As16()
+	switch {
+	case b == [16]byte{} || b == [16]byte{15: 1}:
+		return a // :: and ::1 keep their IPv6 meaning
+	case isZero(b[:12]):
+		return netip.AddrFrom4([4]byte(b[12:16]))
+	case b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && isZero(b[4:12]):
+		return netip.AddrFrom4([4]byte(b[12:16]))
+	case b[0] == 0x20 && b[1] == 0x02:
+		return netip.AddrFrom4([4]byte(b[2:6]))
+	}
+	return a
+}
+
+func isZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// control is a net.Dialer Control hook: it runs on the exact address the
+// socket is about to connect to, so whatever resolution happened before,
+// a refused address is never reached.
+func (g *guard) control(network, address string, _ syscall.RawConn) error {
+	if g.allowPrivate {
+		return nil
+	}
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("dial %s %s: unparseable address: %w", network, address, ErrAddressRefused)
+	}
+	return g.check(ap.Addr())
+}

@@ -1,0 +1,352 @@
+package fetch
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha1" //nolint:gosec // SHA-1 is what WARC and CDX digests use
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/trawler-crawl/trawler/pkg/spool"
+)
+
+// Response is a recorded fetch. Raw and Payload are spooled and must be
+// released with Close.
+type Response struct {
+	URL      string
+	IP       net.IP
+	Start    time.Time
+	Duration time.Duration
+	// RequestBytes is the request exactly as written to the socket.
+	RequestBytes []byte
+	// Raw is the response exactly as received: status line, headers and
+	// body as on the wire (chunked framing and content coding included).
+	Raw        *spool.Buffer
+	StatusCode int
+	Header     http.Header
+	// MIME is the Content-Type media type without parameters, lower-cased,
+	// or "unknown" when the header is absent or empty.
+	MIME string
+	// Payload is the entity body after transfer decoding (de-chunked) and
+	// before content decoding (still gzip if the server gzipped it), which
+	// is what WARC-Payload-Digest covers.
+	Payload *spool.Buffer
+	// PayloadDigest and BlockDigest are "sha1:BASE32" over Payload and Raw.
+	PayloadDigest string
+	BlockDigest   string
+	// Annotations holds lenTrunc or timeTrunc when the body was cut short.
+	Annotations []string
+}
+
+// Close releases the spooled bytes.
+func (r *Response) Close() error {
+	return errors.Join(r.Raw.Close(), r.Payload.Close())
+}
+
+// digestString formats a SHA-1 as WARC and Heritrix write it.
+func digestString(h hash.Hash) string {
+	return "sha1:" + base32.StdEncoding.EncodeToString(h.Sum(nil))
+}
+
+// mediaType reduces a Content-Type value to its media type the way
+// Heritrix does: the leading run of characters up to ';', ',' or space.
+func mediaType(ct string) string {
+	ct = strings.TrimSpace(ct)
+	if i := strings.IndexAny(ct, "; ,\t"); i >= 0 {
+		ct = ct[:i]
+	}
+	if ct == "" {
+		return "unknown"
+	}
+	return strings.ToLower(ct)
+}
+
+// exchange is one request/response on one connection.
+type exchange struct {
+	f        *Fetcher
+	conn     *conn
+	target   target
+	url      string
+	reqBytes []byte
+	start    time.Time
+	deadline time.Time
+
+	rec         *recorder
+	headersDone bool
+	wrote       bool
+}
+
+// run writes the request and records the response. It always disposes of
+// the connection: back to the pool when reusable, closed otherwise.
+func (x *exchange) run(ctx context.Context) (resp *Response, err error) {
+	poisoned := false
+	stop := context.AfterFunc(ctx, func() {
+		// Unblock reads and writes at once when the caller gives up.
+		_ = x.conn.SetDeadline(time.Unix(1, 0))
+	})
+	reusable := false
+	defer func() {
+		if !stop() {
+			poisoned = true
+		}
+		if reusable && !poisoned && err == nil {
+			_ = x.conn.SetDeadline(time.Time{})
+			x.f.pool.put(x.target.key(), x.conn.Conn, x.conn.ip)
+			return
+		}
+		_ = x.conn.Close()
+	}()
+
+	if err := x.writeRequest(); err != nil {
+		return nil, err
+	}
+	resp, hr, br, err := x.readResponse()
+	if err != nil {
+		return nil, err
+	}
+	reusable = x.f.cfg.KeepAlive && !hr.Close && len(resp.Annotations) == 0 && br.Buffered() == 0
+	return resp, nil
+}
+
+func (x *exchange) writeRequest() error {
+	_ = x.conn.SetWriteDeadline(earliest(time.Now().Add(x.f.cfg.ReadTimeout), x.deadline))
+	if _, err := x.conn.Write(x.reqBytes); err != nil {
+		return x.classify(err)
+	}
+	x.wrote = true
+	return nil
+}
+
+// readResponse parses the response while the recorder tees every byte off
+// the socket into Raw.
+func (x *exchange) readResponse() (*Response, *http.Response, *bufio.Reader, error) {
+	cfg := x.f.cfg
+	raw := spool.New(cfg.SpoolThreshold, cfg.SpoolDir)
+	x.rec = &recorder{
+		conn: x.conn, dst: raw, hash: sha1.New(), //nolint:gosec // see import
+		readTimeout: cfg.ReadTimeout, deadline: x.deadline,
+		limit: cfg.MaxLengthBytes, headerLimit: maxHeaderBytes,
+	}
+	br := bufio.NewReaderSize(x.rec, 32<<10)
+	hr, err := x.readHeaders(br)
+	if err != nil {
+		_ = raw.Close()
+		return nil, nil, nil, err
+	}
+	x.headersDone = true
+	x.rec.headerLimit = 0
+	payload := spool.New(cfg.SpoolThreshold, cfg.SpoolDir)
+	resp := &Response{
+		URL: x.url, IP: x.conn.ip, Start: x.start,
+		RequestBytes: x.reqBytes, Raw: raw, Payload: payload,
+		StatusCode: hr.StatusCode, Header: hr.Header, MIME: mediaType(hr.Header.Get("Content-Type")),
+	}
+	if err := x.readBody(resp, hr, br); err != nil {
+		_ = resp.Close()
+		return nil, nil, nil, err
+	}
+	resp.Duration = time.Since(x.start)
+	return resp, hr, br, nil
+}
+
+// readHeaders parses the status line and headers, skipping interim 1xx
+// responses (which stay in Raw, as they were on the wire).
+func (x *exchange) readHeaders(br *bufio.Reader) (*http.Response, error) {
+	req := &http.Request{Method: http.MethodGet}
+	for {
+		hr, err := http.ReadResponse(br, req)
+		if x.rec.werr != nil {
+			return nil, fmt.Errorf("fetch %s: spool raw response: %w", x.url, x.rec.werr)
+		}
+		if err != nil {
+			return nil, x.classify(err)
+		}
+		if hr.StatusCode >= 200 || hr.StatusCode == http.StatusSwitchingProtocols {
+			return hr, nil
+		}
+	}
+}
+
+// readBody copies the transfer-decoded body into Payload, then settles Raw
+// and the digests.
+func (x *exchange) readBody(resp *Response, hr *http.Response, br *bufio.Reader) error {
+	ph := sha1.New() //nolint:gosec // see import
+	_, err := io.Copy(markWrites{io.MultiWriter(resp.Payload, ph)}, hr.Body)
+	if err != nil {
+		var werr *writeErr
+		if errors.As(err, &werr) {
+			return fmt.Errorf("fetch %s: %w", x.url, err)
+		}
+		a := x.truncation(err)
+		if a == "" {
+			return x.classify(err)
+		}
+		resp.Annotations = append(resp.Annotations, a)
+	}
+	// hr.Body is deliberately not closed: Close drains what is left, and a
+	// truncated body must not be read further. The connection is closed or
+	// pooled by run.
+	if x.rec.werr != nil {
+		return fmt.Errorf("fetch %s: spool raw response: %w", x.url, x.rec.werr)
+	}
+	resp.PayloadDigest = digestString(ph)
+	resp.BlockDigest, err = x.settleRaw(resp.Raw, br)
+	return err
+}
+
+// settleRaw drops bytes the read-ahead pulled in past the end of the
+// response (a server sending more than it declared, or a pipelined
+// surplus) so Raw is exactly the response, and returns its digest.
+func (x *exchange) settleRaw(raw *spool.Buffer, br *bufio.Reader) (string, error) {
+	surplus := int64(br.Buffered())
+	if surplus == 0 {
+		return digestString(x.rec.hash), nil
+	}
+	if err := raw.Truncate(raw.Size() - surplus); err != nil {
+		return "", fmt.Errorf("fetch %s: %w", x.url, err)
+	}
+	h := sha1.New() //nolint:gosec // see import
+	if _, err := io.Copy(h, raw.NewReader()); err != nil {
+		return "", fmt.Errorf("fetch %s: re-digest raw response: %w", x.url, err)
+	}
+	return digestString(h), nil
+}
+
+// truncation names the annotation for a body read that stopped early but
+// whose response is still kept, or "" if the fetch failed.
+func (x *exchange) truncation(err error) string {
+	switch {
+	case errors.Is(err, errLengthLimit):
+		return AnnotationLenTrunc
+	case isTimeout(err) && x.rec.totalExpired():
+		return AnnotationTimeTrunc
+	}
+	return ""
+}
+
+// classify maps a failure to its Heritrix status.
+func (x *exchange) classify(err error) error {
+	n := int64(0)
+	if x.rec != nil {
+		n = x.rec.n
+	}
+	wrap := func(status int, retriable bool, what string) error {
+		return &Error{Status: status, Retriable: retriable,
+			Err: fmt.Errorf("%s %s (after %d response bytes): %w", what, x.url, n, err)}
+	}
+	switch {
+	case errors.Is(err, errHeaderLimit):
+		return wrap(StatusConnectionBroken, false, "response headers over 1 MiB from")
+	case errors.Is(err, errLengthLimit):
+		return wrap(StatusConnectionBroken, false, "response headers over maxLengthBytes from")
+	case isTimeout(err):
+		return wrap(StatusTimeout, true, "timeout reading")
+	case !x.wrote:
+		return wrap(StatusConnectionBroken, true, "writing request to")
+	case n == 0 && x.rec != nil && errors.Is(x.rec.err, io.EOF):
+		return wrap(StatusEmptyResponse, false, "empty response from")
+	case !x.headersDone && !x.ioFailure():
+		// The bytes arrived but are not HTTP.
+		return wrap(StatusConnectionBroken, false, "malformed HTTP response from")
+	default:
+		return wrap(StatusConnectionBroken, true, "connection broken reading")
+	}
+}
+
+// ioFailure reports whether the connection failed or ended while the
+// headers were being parsed; a parse error is then just the cut-off
+// showing, not a server speaking something other than HTTP.
+func (x *exchange) ioFailure() bool {
+	return x.rec != nil && x.rec.err != nil
+}
+
+// stale reports whether err on a reused keep-alive connection means the
+// server had closed it before our request, so a fresh dial should follow.
+func (x *exchange) stale(err error) bool {
+	if x.headersDone || (x.rec != nil && x.rec.n > 0) {
+		return false
+	}
+	var fe *Error
+	if !errors.As(err, &fe) {
+		return false
+	}
+	return fe.Status == StatusEmptyResponse || (fe.Status == StatusConnectionBroken && isPeerClose(fe.Err))
+}
+
+// recorder reads from the connection, refreshing the read deadline before
+// every read, enforcing the length limits, and teeing every byte into the
+// raw spool and the block digest.
+type recorder struct {
+	conn        net.Conn
+	dst         io.Writer
+	hash        hash.Hash
+	readTimeout time.Duration
+	deadline    time.Time
+	limit       int64 // MaxLengthBytes; 0 = none
+	headerLimit int64 // while headers are incomplete; 0 = none
+	n           int64 // bytes read so far
+	err         error // last error from the connection, nil if none yet
+	werr        error // spool write failure
+}
+
+func (r *recorder) Read(p []byte) (int, error) {
+	for _, lim := range [...]struct {
+		max int64
+		err error
+	}{{r.limit, errLengthLimit}, {r.headerLimit, errHeaderLimit}} {
+		if lim.max <= 0 {
+			continue
+		}
+		if r.n >= lim.max {
+			return 0, lim.err
+		}
+		if rest := lim.max - r.n; int64(len(p)) > rest {
+			p = p[:rest]
+		}
+	}
+	_ = r.conn.SetReadDeadline(earliest(time.Now().Add(r.readTimeout), r.deadline))
+	n, err := r.conn.Read(p)
+	if n > 0 {
+		r.n += int64(n)
+		r.hash.Write(p[:n])
+		if _, werr := r.dst.Write(p[:n]); werr != nil && r.werr == nil {
+			r.werr = werr
+			return n, &writeErr{werr}
+		}
+	}
+	if err != nil {
+		r.err = err
+	}
+	return n, err
+}
+
+// totalExpired reports whether the whole-fetch deadline has passed.
+func (r *recorder) totalExpired() bool {
+	return !time.Now().Before(r.deadline)
+}
+
+// writeErr marks a local spool failure so it is not mistaken for a network
+// error.
+type writeErr struct{ err error }
+
+func (w *writeErr) Error() string { return "spool write: " + w.err.Error() }
+func (w *writeErr) Unwrap() error { return w.err }
+
+// markWrites wraps write failures in writeErr so a copy loop can tell a
+// failing spool from a failing connection.
+type markWrites struct{ w io.Writer }
+
+func (m markWrites) Write(p []byte) (int, error) {
+	n, err := m.w.Write(p)
+	if err != nil {
+		return n, &writeErr{err}
+	}
+	return n, nil
+}

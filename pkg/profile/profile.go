@@ -1,0 +1,167 @@
+// Package profile holds a crawl profile: the crawl settings an operator
+// keeps in a YAML file per crawl (Heritrix's crawler-beans equivalent).
+// Parsing is strict: an unknown key is an error naming the key and line.
+//
+// Deployment settings (brokers, Redis, listeners, data directory) are not
+// here; they come from flags and TRAWLER_* environment variables. The
+// precedence is: built-in defaults < profile file < environment < flags.
+package profile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Profile is the whole set of crawl settings.
+type Profile struct {
+	Crawl      Crawl      `yaml:"crawl"`
+	Politeness Politeness `yaml:"politeness"`
+	Fetch      Fetch      `yaml:"fetch"`
+	Scope      Scope      `yaml:"scope"`
+	WARC       WARC       `yaml:"warc"`
+}
+
+// Crawl names the crawl and says who runs it.
+type Crawl struct {
+	// Name goes into crawled events (crawl_name) and warcinfo records.
+	Name string `yaml:"name"`
+	// OperatorContactURL is substituted into the User-Agent so site owners
+	// can reach the operator.
+	OperatorContactURL string `yaml:"operatorContactUrl"`
+	Operator           string `yaml:"operator"`
+	// UserAgentTemplate may contain @VERSION@ and @OPERATOR_CONTACT_URL@.
+	UserAgentTemplate string `yaml:"userAgentTemplate"`
+}
+
+// Politeness settings; see ARCHITECTURE.md 5.2.
+type Politeness struct {
+	DelayFactor                  float64 `yaml:"delayFactor"`
+	MinDelayMs                   int64   `yaml:"minDelayMs"`
+	MaxDelayMs                   int64   `yaml:"maxDelayMs"`
+	RespectCrawlDelayUpToSeconds int64   `yaml:"respectCrawlDelayUpToSeconds"`
+}
+
+// Fetch settings.
+type Fetch struct {
+	ConnectTimeoutSeconds int   `yaml:"connectTimeoutSeconds"`
+	ReadTimeoutSeconds    int   `yaml:"readTimeoutSeconds"`
+	TotalTimeoutSeconds   int   `yaml:"totalTimeoutSeconds"`
+	MaxLengthBytes        int64 `yaml:"maxLengthBytes"`
+	// AllowPrivateAddresses lets workers fetch loopback, private and
+	// link-local addresses. Only tests and the demo should set it.
+	AllowPrivateAddresses bool `yaml:"allowPrivateAddresses"`
+	// SpoolThresholdBytes is how much of a response is kept in memory
+	// before it is spooled to disk.
+	SpoolThresholdBytes int64 `yaml:"spoolThresholdBytes"`
+}
+
+// Scope settings for the default scope (seeds as SURT prefixes).
+type Scope struct {
+	MaxHops int `yaml:"maxHops"`
+}
+
+// WARC file settings.
+type WARC struct {
+	Prefix           string `yaml:"prefix"`
+	MaxFileSizeBytes int64  `yaml:"maxFileSizeBytes"`
+	CompressionLevel int    `yaml:"compressionLevel"`
+}
+
+// Default returns the built-in defaults, which follow Heritrix3's and the UK
+// Web Archive's frequent crawl.
+func Default() Profile {
+	return Profile{
+		Crawl: Crawl{
+			Name:               "frequent",
+			OperatorContactURL: "https://example.org/crawler-contact",
+			Operator:           "Trawler operator",
+			UserAgentTemplate:  "Mozilla/5.0 (compatible; trawler/@VERSION@ +@OPERATOR_CONTACT_URL@)",
+		},
+		Politeness: Politeness{DelayFactor: 5, MinDelayMs: 3000, MaxDelayMs: 30000, RespectCrawlDelayUpToSeconds: 300},
+		Fetch: Fetch{
+			ConnectTimeoutSeconds: 20, ReadTimeoutSeconds: 60, TotalTimeoutSeconds: 1200,
+			MaxLengthBytes: 0, SpoolThresholdBytes: 1 << 20,
+		},
+		Scope: Scope{MaxHops: 20},
+		WARC:  WARC{Prefix: "TRAWLER", MaxFileSizeBytes: 1 << 30, CompressionLevel: 6},
+	}
+}
+
+// Load reads a profile file over the defaults.
+func Load(path string) (Profile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Profile{}, fmt.Errorf("open profile: %w", err)
+	}
+	defer f.Close()
+	p := Default()
+	if err := Decode(f, &p); err != nil {
+		return Profile{}, fmt.Errorf("profile %s: %w", path, err)
+	}
+	return p, nil
+}
+
+// Decode reads YAML strictly over p, then validates the result.
+func Decode(r io.Reader, p *Profile) error {
+	dec := yaml.NewDecoder(r)
+	dec.KnownFields(true)
+	if err := dec.Decode(p); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return p.Validate()
+}
+
+// Validate checks ranges and relations between settings.
+func (p Profile) Validate() error {
+	var errs []error
+	if strings.TrimSpace(p.Crawl.Name) == "" {
+		errs = append(errs, errors.New("crawl.name: must not be empty"))
+	}
+	if p.Politeness.DelayFactor < 0 {
+		errs = append(errs, errors.New("politeness.delayFactor: must be >= 0"))
+	}
+	if p.Politeness.MinDelayMs < 0 || p.Politeness.MaxDelayMs < p.Politeness.MinDelayMs {
+		errs = append(errs, fmt.Errorf("politeness: need 0 <= minDelayMs (%d) <= maxDelayMs (%d)",
+			p.Politeness.MinDelayMs, p.Politeness.MaxDelayMs))
+	}
+	if p.Fetch.ConnectTimeoutSeconds <= 0 || p.Fetch.ReadTimeoutSeconds <= 0 || p.Fetch.TotalTimeoutSeconds <= 0 {
+		errs = append(errs, errors.New("fetch: timeouts must be > 0"))
+	}
+	if p.Fetch.MaxLengthBytes < 0 || p.Fetch.SpoolThresholdBytes <= 0 {
+		errs = append(errs, errors.New("fetch: maxLengthBytes must be >= 0 and spoolThresholdBytes > 0"))
+	}
+	if p.Scope.MaxHops < 0 {
+		errs = append(errs, errors.New("scope.maxHops: must be >= 0"))
+	}
+	if p.WARC.Prefix == "" || strings.ContainsAny(p.WARC.Prefix, "/ ") {
+		errs = append(errs, fmt.Errorf("warc.prefix: %q must be non-empty without spaces or slashes", p.WARC.Prefix))
+	}
+	if p.WARC.MaxFileSizeBytes < 1<<20 {
+		errs = append(errs, errors.New("warc.maxFileSizeBytes: must be at least 1 MiB"))
+	}
+	if p.WARC.CompressionLevel < 1 || p.WARC.CompressionLevel > 9 {
+		errs = append(errs, errors.New("warc.compressionLevel: must be 1..9 (gzip level)"))
+	}
+	return errors.Join(errs...)
+}
+
+// UserAgent expands the template.
+func (p Profile) UserAgent(version string) string {
+	return strings.NewReplacer("@VERSION@", version, "@OPERATOR_CONTACT_URL@", p.Crawl.OperatorContactURL).
+		Replace(p.Crawl.UserAgentTemplate)
+}
+
+// YAML renders the profile, for `trawler config show`.
+func (p Profile) YAML() string {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	_ = enc.Encode(p)
+	return b.String()
+}

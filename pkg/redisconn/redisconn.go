@@ -1,0 +1,175 @@
+// Package redisconn holds the Redis connection settings every role shares
+// and opens a go-redis client that is known to answer before the role
+// starts. The password never reaches a log: Config redacts it when printed.
+package redisconn
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Defaults.
+const (
+	DefaultAddr = "127.0.0.1:6379"
+	// DefaultOpenTimeout bounds Open when its context has no deadline.
+	DefaultOpenTimeout = 30 * time.Second
+)
+
+// redacted replaces a set password in printed configs.
+const redacted = "[REDACTED]"
+
+// Config is the Redis connection.
+type Config struct {
+	// Addr is host:port.
+	Addr string `yaml:"addr"`
+	// Password is sent with AUTH; empty means none.
+	Password string `yaml:"password"`
+	// DB is the database number. Redis Cluster only has 0.
+	DB int `yaml:"db"`
+}
+
+// RegisterFlags sets the defaults and registers -redis, -redis-password and
+// -redis-db on fs.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Addr, "redis", DefaultAddr, "Redis address (host:port)")
+	fs.StringVar(&c.Password, "redis-password", "", "Redis password (never logged; note that flags are visible in ps)")
+	fs.IntVar(&c.DB, "redis-db", 0, "Redis database number")
+}
+
+// Validate checks the address and database number.
+func (c Config) Validate() error {
+	host, port, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return fmt.Errorf("redis: address %q: want host:port: %w", c.Addr, err)
+	}
+	if host == "" {
+		return fmt.Errorf("redis: address %q: empty host", c.Addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("redis: address %q: port %q is not a number from 1 to 65535", c.Addr, port)
+	}
+	if c.DB < 0 {
+		return fmt.Errorf("redis: database %d is negative", c.DB)
+	}
+	return nil
+}
+
+// String prints the config with the password redacted.
+func (c Config) String() string {
+	return fmt.Sprintf("redis{addr=%s password=%s db=%d}", c.Addr, c.redactedPassword(), c.DB)
+}
+
+// GoString keeps %#v from printing the password.
+func (c Config) GoString() string { return c.String() }
+
+// LogValue implements slog.LogValuer with the password redacted.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("addr", c.Addr),
+		slog.String("password", c.redactedPassword()),
+		slog.Int("db", c.DB),
+	)
+}
+
+// redactedPassword shows whether a password is set, never what it is.
+func (c Config) redactedPassword() string {
+	if c.Password == "" {
+		return ""
+	}
+	return redacted
+}
+
+// Open validates cfg, connects and pings until Redis answers, retrying with
+// backoff until ctx ends (DefaultOpenTimeout if ctx has no deadline): Redis
+// may still be starting, or loading its append-only file. Wrong passwords
+// and database numbers fail at once.
+func Open(ctx context.Context, cfg Config) (*redis.Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultOpenTimeout)
+		defer cancel()
+	}
+	opts := &redis.Options{Addr: cfg.Addr, Password: cfg.Password, DB: cfg.DB}
+	if err := waitReady(ctx, *opts); err != nil {
+		return nil, fmt.Errorf("redis %s: %w", cfg.Addr, err)
+	}
+	c := redis.NewClient(opts)
+	if err := c.Ping(ctx).Err(); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("redis %s: ping: %w", cfg.Addr, err)
+	}
+	return c, nil
+}
+
+// waitReady retries probe with a doubling backoff (capped at one second)
+// until it succeeds, fails permanently or ctx ends.
+func waitReady(ctx context.Context, opts redis.Options) error {
+	delay := 50 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := probe(ctx, opts)
+		if err == nil {
+			return nil
+		}
+		if permanent(err) {
+			return fmt.Errorf("ping: %w", err)
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("not answering after %d attempts: %w (last error: %w)", attempt, ctx.Err(), err)
+		case <-t.C:
+		}
+		delay = min(2*delay, time.Second)
+	}
+}
+
+// probe makes one readiness attempt. A plain TCP dial comes first: while
+// nothing listens it fails quietly, where go-redis would log every failed
+// dial through its global logger. Then a throwaway client with go-redis's
+// retries off sends one PING (after AUTH and SELECT), so its error says
+// what went wrong. The client is not reused: after a failed dial a go-redis
+// pool starts a background redialer that outlives Close by up to a second.
+func probe(ctx context.Context, opts redis.Options) error {
+	d := net.Dialer{Timeout: time.Second}
+	conn, err := d.DialContext(ctx, "tcp", opts.Addr)
+	if err != nil {
+		return err
+	}
+	_ = conn.Close()
+
+	opts.MaxRetries = -1
+	opts.DialerRetries = 1
+	opts.DialTimeout = time.Second
+	c := redis.NewClient(&opts)
+	defer func() { _ = c.Close() }()
+	return c.Ping(ctx).Err()
+}
+
+// permanent reports server replies that retrying cannot change: wrong
+// password, no such database.
+func permanent(err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	msg := re.Error()
+	for _, prefix := range []string{"WRONGPASS", "NOAUTH", "ERR AUTH", "ERR invalid password", "ERR DB index", "ERR invalid DB index"} {
+		if strings.HasPrefix(msg, prefix) {
+			return true
+		}
+	}
+	return false
+}

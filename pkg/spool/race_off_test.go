@@ -1,0 +1,6 @@
+//go:build !race
+
+package spool
+
+// boundedTotal is the size TestMemoryBounded writes.
+const boundedTotal = 2 << 30

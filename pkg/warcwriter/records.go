@@ -1,0 +1,299 @@
+package warcwriter
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nlnwa/gowarc"
+)
+
+const (
+	contentTypeRequest  = "application/http;msgtype=request"
+	contentTypeResponse = "application/http;msgtype=response"
+	contentTypeDNS      = "text/dns"
+	warcFormat          = "WARC File Format 1.1"
+	warcConformsTo      = "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
+	// warcDateLayout gives WARC-Date millisecond precision, which WARC 1.1
+	// allows and crawl.log timestamps have.
+	warcDateLayout = "2006-01-02T15:04:05.000Z"
+)
+
+// gowarcOptionsMu serialises gowarc.NewRecordBuilder. Every call of it runs
+// uuid.EnableRandPool, an unsynchronised write to a global of
+// github.com/google/uuid, so concurrent calls are a data race (harmless in
+// practice, fatal under -race). This is the package's only package-level
+// variable; it guards a third-party global and holds no state of its own.
+var gowarcOptionsMu sync.Mutex
+
+// newRecordID returns a WARC-Record-ID value. It reads crypto/rand directly
+// because uuid.New (gowarc's default) reads the global that
+// gowarcOptionsMu guards.
+func newRecordID() (string, error) {
+	id, err := uuid.NewRandomFromReader(rand.Reader)
+	if err != nil {
+		return "", fmt.Errorf("generate record id: %w", err)
+	}
+	return id.URN(), nil
+}
+
+// builder creates gowarc record builders with the writer's options.
+type builder struct {
+	bufferDir string
+}
+
+// httpOptions build request and response records. The block is the server's
+// bytes, kept as received: syntax problems in it are neither reported nor
+// "fixed", and a digest supplied by the caller is checked, never replaced.
+func (b builder) httpOptions() []gowarc.WarcRecordOption {
+	return append(b.common(),
+		gowarc.WithSyntaxErrorPolicy(gowarc.ErrIgnore),
+		gowarc.WithFixSyntaxErrors(false))
+}
+
+// fieldsOptions build warcinfo, metadata and dns records, whose blocks this
+// package writes itself: nothing in them is to be "fixed".
+func (b builder) fieldsOptions() []gowarc.WarcRecordOption {
+	return append(b.common(), gowarc.WithFixSyntaxErrors(false))
+}
+
+func (b builder) common() []gowarc.WarcRecordOption {
+	return []gowarc.WarcRecordOption{
+		gowarc.WithVersion(gowarc.V1_1),
+		gowarc.WithRecordIdFunc(newRecordID),
+		gowarc.WithFixDigest(false),
+		gowarc.WithFixContentLength(false),
+		gowarc.WithBufferTmpDir(b.bufferDir),
+	}
+}
+
+// newRecord starts a record of type rt with a fresh WARC-Record-ID, the
+// target URI (if any), the date and the content type.
+func (b builder) newRecord(rt gowarc.RecordType, opts []gowarc.WarcRecordOption,
+	target string, date time.Time, contentType string) (gowarc.WarcRecordBuilder, error) {
+	id, err := newRecordID()
+	if err != nil {
+		return nil, err
+	}
+	gowarcOptionsMu.Lock()
+	rb := gowarc.NewRecordBuilder(rt, opts...)
+	gowarcOptionsMu.Unlock()
+	rb.AddWarcHeader(gowarc.WarcRecordID, "<"+id+">")
+	if target != "" {
+		rb.AddWarcHeader(gowarc.WarcTargetURI, target)
+	}
+	rb.AddWarcHeader(gowarc.WarcDate, formatDate(date))
+	rb.AddWarcHeader(gowarc.ContentType, contentType)
+	return rb, nil
+}
+
+// formatDate formats t for WARC-Date and WARC-Refers-To-Date.
+func formatDate(t time.Time) string { return t.UTC().Format(warcDateLayout) }
+
+// build finishes rb. Any validation finding is an ErrInvalidInput error:
+// gowarc computes Content-Length and WARC-Block-Digest itself, so a finding
+// comes from a supplied value (a wrong block digest, a URI gowarc cannot
+// parse).
+func build(rb gowarc.WarcRecordBuilder) (gowarc.WarcRecord, error) {
+	rec, v, err := rb.Build()
+	if err == nil && !v.Valid() {
+		err = fmt.Errorf("%w: %w", ErrInvalidInput, errors.Join(*v...))
+	}
+	if err != nil {
+		if rec != nil {
+			_ = rec.Close()
+		} else {
+			_ = rb.Close()
+		}
+		return nil, err
+	}
+	return rec, nil
+}
+
+// request builds the request record of c.
+func (b builder) request(c *Capture) (gowarc.WarcRecord, error) {
+	rb, err := b.newRecord(gowarc.Request, b.httpOptions(), c.URL, c.Date, contentTypeRequest)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := rb.Write(c.Request); err != nil {
+		_ = rb.Close()
+		return nil, fmt.Errorf("buffer request: %w", err)
+	}
+	rec, err := build(rb)
+	if err != nil {
+		return nil, fmt.Errorf("request record: %w", err)
+	}
+	return rec, nil
+}
+
+// response builds the response record of c. WARC-Payload-Digest is the
+// caller's: gowarc would digest a chunked body with its chunk framing, while
+// WARC 1.1 (6.3.2) wants the entity body with transfer coding removed.
+func (b builder) response(c *Capture) (gowarc.WarcRecord, error) {
+	rb, err := b.newRecord(gowarc.Response, b.httpOptions(), c.URL, c.Date, contentTypeResponse)
+	if err != nil {
+		return nil, err
+	}
+	if c.IP != "" {
+		rb.AddWarcHeader(gowarc.WarcIPAddress, c.IP)
+	}
+	if c.BlockDigest != "" {
+		rb.AddWarcHeader(gowarc.WarcBlockDigest, c.BlockDigest)
+	}
+	n, err := rb.ReadFrom(io.LimitReader(c.Response, c.ResponseLength))
+	if err != nil {
+		_ = rb.Close()
+		return nil, fmt.Errorf("read response of %s: %w", c.URL, err)
+	}
+	if n != c.ResponseLength {
+		_ = rb.Close()
+		return nil, fmt.Errorf("%w: %s: Response: has %d bytes, ResponseLength says %d: %w",
+			ErrInvalidInput, c.URL, n, c.ResponseLength, io.ErrUnexpectedEOF)
+	}
+	rec, err := build(rb)
+	if err != nil {
+		return nil, fmt.Errorf("response record: %w", err)
+	}
+	rec.WarcHeader().Set(gowarc.WarcPayloadDigest, c.PayloadDigest)
+	return rec, nil
+}
+
+// revisit builds an identical-payload-digest revisit of c: gowarc turns the
+// full response record into one whose block is the HTTP header only.
+func (b builder) revisit(c *Capture) (gowarc.WarcRecord, error) {
+	resp, err := b.response(c)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Close() }()
+	rev, err := resp.ToRevisitRecord(&gowarc.RevisitRef{
+		Profile:        gowarc.ProfileIdenticalPayloadDigestV1_1,
+		TargetRecordId: c.Revisit.RefersToRecordID,
+		TargetUri:      c.Revisit.RefersToURI,
+		TargetDate:     formatDate(c.Revisit.RefersToDate),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("revisit record: %w", err)
+	}
+	return rev, nil
+}
+
+// metadata builds the metadata record of c.
+func (b builder) metadata(c *Capture) (gowarc.WarcRecord, error) {
+	rb, err := b.newRecord(gowarc.Metadata, b.fieldsOptions(), c.URL, c.Date, gowarc.ApplicationWarcFields)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := rb.WriteString(metadataBlock(c.Metadata)); err != nil {
+		_ = rb.Close()
+		return nil, fmt.Errorf("buffer metadata: %w", err)
+	}
+	rec, err := build(rb)
+	if err != nil {
+		return nil, fmt.Errorf("metadata record: %w", err)
+	}
+	return rec, nil
+}
+
+// metadataBlock renders m as Heritrix-style warc-fields.
+func metadataBlock(m *Metadata) string {
+	var sb strings.Builder
+	field := func(name, value string) {
+		if value != "" {
+			sb.WriteString(name + ": " + cleanField(value) + "\r\n")
+		}
+	}
+	field("via", m.Via)
+	field("hopsFromSeed", m.HopsFromSeed)
+	field("sourceTag", m.SourceTag)
+	field("fetchTimeMs", strconv.FormatInt(m.FetchTimeMs, 10))
+	for _, o := range m.Outlinks {
+		field("outlink", cleanWord(o.URL)+" "+cleanWord(o.Hop)+" "+cleanWord(o.Context))
+	}
+	return sb.String()
+}
+
+// cleanWord makes s one space-free word of an outlink line; "-" stands for
+// an empty value so that the line always has three words.
+func cleanWord(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return strings.ReplaceAll(cleanField(s), " ", "%20")
+}
+
+// cleanField percent-encodes control characters, which would end a
+// warc-fields line early.
+func cleanField(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		if isControl(rune(s[i])) {
+			fmt.Fprintf(&sb, "%%%02X", s[i])
+		} else {
+			sb.WriteByte(s[i])
+		}
+	}
+	return sb.String()
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+func isSpaceOrControl(r rune) bool { return r == ' ' || isControl(r) }
+
+// dns builds a dns response record.
+func (b builder) dns(host string, date time.Time, ip string, answer []byte) (gowarc.WarcRecord, error) {
+	rb, err := b.newRecord(gowarc.Response, b.fieldsOptions(), "dns:"+host, date, contentTypeDNS)
+	if err != nil {
+		return nil, err
+	}
+	if ip != "" {
+		rb.AddWarcHeader(gowarc.WarcIPAddress, ip)
+	}
+	if _, err := rb.Write(answer); err != nil {
+		_ = rb.Close()
+		return nil, fmt.Errorf("buffer dns answer: %w", err)
+	}
+	rec, err := build(rb)
+	if err != nil {
+		return nil, fmt.Errorf("dns record: %w", err)
+	}
+	return rec, nil
+}
+
+// warcinfo builds the warcinfo record that starts the file called name.
+func (b builder) warcinfo(cfg *Config, name string, date time.Time) (gowarc.WarcRecord, error) {
+	rb, err := b.newRecord(gowarc.Warcinfo, b.fieldsOptions(), "", date, gowarc.ApplicationWarcFields)
+	if err != nil {
+		return nil, err
+	}
+	rb.AddWarcHeader(gowarc.WarcFilename, name)
+	var sb strings.Builder
+	for _, f := range [][2]string{
+		{"software", cfg.Software}, {"hostname", cfg.Hostname}, {"format", warcFormat},
+		{"conformsTo", warcConformsTo}, {"isPartOf", cfg.CrawlName}, {"operator", cfg.Operator},
+		{"robots", cfg.RobotsPolicy}, {"http-header-user-agent", cfg.UserAgent},
+	} {
+		if f[1] != "" {
+			sb.WriteString(f[0] + ": " + f[1] + "\r\n")
+		}
+	}
+	if _, err := rb.WriteString(sb.String()); err != nil {
+		_ = rb.Close()
+		return nil, fmt.Errorf("buffer warcinfo: %w", err)
+	}
+	rec, err := build(rb)
+	if err != nil {
+		return nil, fmt.Errorf("warcinfo record: %w", err)
+	}
+	return rec, nil
+}

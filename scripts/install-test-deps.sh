@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the real servers the tests start on loopback (redis-server now;
+# clamd and Chromium as the issues that need them land). Runs apt-get only
+# when something is missing and we are root; otherwise says what to install.
+set -euo pipefail
+need=()
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "missing test dependencies: ${need[*]} (install them: sudo apt-get install ${need[*]})" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${need[@]}"
+# The tests start their own servers; the packaged service is not needed.
+if command -v systemctl >/dev/null 2>&1; then
+  systemctl disable --now redis-server >/dev/null 2>&1 || true
+fi

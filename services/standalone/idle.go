@@ -1,0 +1,156 @@
+package standalone
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/trawler-crawl/trawler/pkg/hostkey"
+	"github.com/trawler-crawl/trawler/pkg/kafka"
+	"github.com/trawler-crawl/trawler/pkg/messages"
+	"github.com/trawler-crawl/trawler/services/cdxwriter"
+	"github.com/trawler-crawl/trawler/services/launcher"
+	"github.com/trawler-crawl/trawler/services/worker"
+)
+
+// launch sends the --seed URLs and the active targets of the --feed files
+// to the tocrawl topic, as the launcher would.
+func launch(ctx context.Context, cfg Config, kc kafka.Config, wcfg worker.Config, log *slog.Logger) (int, error) {
+	cl, err := kafka.NewClient(kc)
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	now := time.Now().UTC()
+	n := 0
+	for _, s := range cfg.Seeds {
+		l := messages.Launch{
+			URL: s, Method: "GET", IsSeed: true, ParentURL: s,
+			ParentURLMetadata: messages.ParentMetadata{HeritableData: messages.HeritableData{
+				Source: s, Heritable: []string{"source", "heritable"},
+			}},
+			Timestamp: now.Format("2006-01-02T15:04:05.000"),
+		}
+		b, err := json.Marshal(l)
+		if err != nil {
+			return n, fmt.Errorf("encode seed %s: %w", s, err)
+		}
+		key, err := hostkey.ForURL(s)
+		if err != nil {
+			return n, fmt.Errorf("seed %q: %w", s, err)
+		}
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: wcfg.ToCrawlTopic(), Key: []byte(key), Value: b}).FirstErr(); err != nil {
+			return n, fmt.Errorf("launch seed %s: %w", s, err)
+		}
+		n++
+	}
+	if len(cfg.Feeds) == 0 {
+		return n, nil
+	}
+	svc, err := launcher.New(launcher.Config{Feeds: cfg.Feeds, Crawl: cfg.Crawl, Stream: cfg.Stream, TimeZone: cfg.TimeZone},
+		launcher.Deps{Producer: producer{cl}, KeyFunc: hostkey.ForURL, Logger: log.With("role", "launcher")})
+	if err != nil {
+		return n, err
+	}
+	sum, err := svc.RunOnce(ctx, now)
+	if err != nil {
+		return n, err
+	}
+	return n + sum.Launched, nil
+}
+
+// producer adapts a kgo client to the launcher's Producer.
+type producer struct{ cl *kgo.Client }
+
+func (p producer) Produce(ctx context.Context, topic, key string, value []byte) error {
+	return p.cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Key: []byte(key), Value: value}).FirstErr()
+}
+
+// waitIdle returns once nothing is queued or in flight and every consumer
+// has caught up with its topic, seen twice in a row.
+func waitIdle(ctx context.Context, cl *cluster, w *worker.Worker, wcfg worker.Config, ccfg cdxwriter.Config, log *slog.Logger) error {
+	kc, err := kafka.NewClient(cl.kafka)
+	if err != nil {
+		return err
+	}
+	defer kc.Close()
+	adm := kadm.NewClient(kc)
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	progress := time.NewTicker(10 * time.Second)
+	defer progress.Stop()
+	quiet := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-progress.C:
+			st, _ := w.Frontier().Stats(ctx)
+			log.Info("crawling", "queued", st.Queued, "in_flight", st.InFlight, "ready_hosts", st.Hosts)
+		case <-t.C:
+			idle, err := isIdle(ctx, adm, w, wcfg, ccfg)
+			if err != nil {
+				log.Debug("idle check", "err", err)
+				quiet = 0
+				continue
+			}
+			if !idle {
+				quiet = 0
+				continue
+			}
+			if quiet++; quiet >= 2 {
+				return nil
+			}
+		}
+	}
+}
+
+func isIdle(ctx context.Context, adm *kadm.Client, w *worker.Worker, wcfg worker.Config, ccfg cdxwriter.Config) (bool, error) {
+	st, err := w.Frontier().Stats(ctx)
+	if err != nil || st.Queued > 0 || st.InFlight > 0 {
+		return false, err
+	}
+	for _, gt := range [][2]string{{"trawler-worker-" + wcfg.Name(), wcfg.ToCrawlTopic()}, {ccfg.Group(), ccfg.Topic()}} {
+		lag, err := groupLag(ctx, adm, gt[0], gt[1])
+		if err != nil || lag > 0 {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// groupLag is end offset minus committed offset, summed over the topic's
+// partitions; a partition with no commit counts from its start offset.
+func groupLag(ctx context.Context, adm *kadm.Client, group, topic string) (int64, error) {
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return 0, fmt.Errorf("end offsets %s: %w", topic, err)
+	}
+	starts, err := adm.ListStartOffsets(ctx, topic)
+	if err != nil {
+		return 0, fmt.Errorf("start offsets %s: %w", topic, err)
+	}
+	committed, err := adm.FetchOffsets(ctx, group)
+	if err != nil {
+		return 0, fmt.Errorf("committed offsets %s: %w", group, err)
+	}
+	var lag int64
+	ends.Each(func(o kadm.ListedOffset) {
+		at := int64(0)
+		if s, ok := starts.Lookup(o.Topic, o.Partition); ok {
+			at = s.Offset
+		}
+		if c, ok := committed.Lookup(o.Topic, o.Partition); ok && c.At >= 0 {
+			at = c.At
+		}
+		if o.Offset > at {
+			lag += o.Offset - at
+		}
+	})
+	return lag, nil
+}

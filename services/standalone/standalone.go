@@ -1,0 +1,225 @@
+package standalone
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	kafkatopics "github.com/trawler-crawl/trawler/kafka-topics"
+	"github.com/trawler-crawl/trawler/pkg/admin"
+	"github.com/trawler-crawl/trawler/pkg/embedded"
+	"github.com/trawler-crawl/trawler/pkg/fetch"
+	"github.com/trawler-crawl/trawler/pkg/kafka"
+	"github.com/trawler-crawl/trawler/pkg/profile"
+	"github.com/trawler-crawl/trawler/pkg/redisconn"
+	"github.com/trawler-crawl/trawler/services/cdxwriter"
+	"github.com/trawler-crawl/trawler/services/worker"
+)
+
+// Deps are what the caller injects.
+type Deps struct {
+	Profile  profile.Profile
+	Resolver fetch.Resolver // nil: system resolver
+	Logger   *slog.Logger
+	Registry *prometheus.Registry
+	Version  string
+}
+
+// cluster is the broker and Redis the roles talk to, embedded or external.
+type cluster struct {
+	kafka  kafka.Config
+	rdb    *redis.Client
+	closer []func() error
+	redisK string
+}
+
+func (c *cluster) Close() error {
+	var errs []error
+	for i := len(c.closer) - 1; i >= 0; i-- {
+		errs = append(errs, c.closer[i]())
+	}
+	return errors.Join(errs...)
+}
+
+// lockDataDir keeps two standalone runs off one data directory.
+func lockDataDir(dir string) (func() error, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("data dir %s: %w", dir, err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "LOCK"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock data dir: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("data dir %s is in use by another trawler process: %w", dir, err)
+	}
+	return f.Close, nil
+}
+
+func startCluster(ctx context.Context, cfg Config, log *slog.Logger) (*cluster, error) {
+	c := &cluster{}
+	unlock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	c.closer = append(c.closer, unlock)
+	if cfg.Kafka != "" {
+		c.kafka = kafka.Config{Brokers: strings.Split(cfg.Kafka, ","), ClientID: "trawler-standalone"}
+	} else {
+		k, err := embedded.StartKafka(ctx, embedded.KafkaOptions{
+			DataDir: filepath.Join(cfg.DataDir, "kafka"), Addr: cfg.KafkaListen, Logger: log,
+		})
+		if err != nil {
+			_ = c.Close()
+			return nil, err
+		}
+		c.closer = append(c.closer, k.Close)
+		c.kafka = kafka.Config{Brokers: k.Brokers(), ClientID: "trawler-standalone"}
+		log.Info("embedded Kafka broker started", "addr", k.Brokers())
+	}
+	addr := cfg.Redis
+	c.redisK = "external"
+	if addr == "" {
+		r, err := embedded.StartRedis(ctx, embedded.RedisOptions{DataDir: filepath.Join(cfg.DataDir, "redis"), Logger: log})
+		if err != nil {
+			_ = c.Close()
+			return nil, err
+		}
+		c.closer = append(c.closer, r.Close)
+		addr, c.redisK = r.Addr(), r.Kind()
+		log.Info("embedded Redis started", "addr", addr, "kind", r.Kind())
+	}
+	rdb, err := redisconn.Open(ctx, redisconn.Config{Addr: addr, Password: cfg.RedisPassword})
+	if err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	c.rdb = rdb
+	c.closer = append(c.closer, rdb.Close)
+	return c, nil
+}
+
+func applyTopics(ctx context.Context, kc kafka.Config, partitions int, log *slog.Logger) error {
+	specs, err := kafka.ParseTopics(kafkatopics.Default())
+	if err != nil {
+		return err
+	}
+	cl, err := kafka.NewClient(kc)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	rep, err := kafka.ApplyTopics(ctx, kadm.NewClient(cl), specs, int32(partitions))
+	if err != nil {
+		return fmt.Errorf("apply topics: %w", err)
+	}
+	log.Debug("topics applied", "report", fmt.Sprintf("%+v", rep))
+	return nil
+}
+
+// Run runs the standalone crawl until ctx is cancelled or, with
+// UntilIdle, until the crawl is idle; it returns the summary.
+func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	log := d.Logger
+	started := time.Now()
+	cl, err := startCluster(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err := cl.Close(); err != nil {
+			log.Warn("stop cluster", "err", err)
+		}
+	}()
+	if err := applyTopics(ctx, cl.kafka, cfg.Partitions, log); err != nil {
+		return nil, err
+	}
+	adm, err := admin.Listen(cfg.AdminAddr, d.Registry, log)
+	if err != nil {
+		return nil, err
+	}
+	defer adm.Close()
+	adm.AddReadyCheck("redis", func(ctx context.Context) error { return cl.rdb.Ping(ctx).Err() })
+
+	wcfg := worker.Config{Crawl: cfg.Crawl, Stream: cfg.Stream, ID: "standalone", Threads: cfg.Threads,
+		DataDir: cfg.DataDir, Lease: 5 * time.Minute}
+	w, err := worker.New(wcfg, worker.Deps{Profile: d.Profile, Kafka: cl.kafka, Redis: cl.rdb,
+		Resolver: d.Resolver, Logger: log.With("role", "worker"), Registerer: d.Registry, Version: d.Version})
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Redis == "" {
+		// Nobody else uses an embedded Redis: leases left by a killed run
+		// belong to no live worker, so their URIs go back at once.
+		if n, err := w.Frontier().ReleaseAll(ctx); err != nil {
+			return nil, err
+		} else if n > 0 {
+			log.Info("returned URIs left in flight by the previous run", "hosts", n)
+		}
+	}
+	ccfg := cdxwriter.Config{Crawl: cfg.Crawl, DataDir: cfg.DataDir}
+	cw, err := cdxwriter.New(ccfg, cl.kafka, log.With("role", "cdxwriter"), d.Registry)
+	if err != nil {
+		return nil, err
+	}
+
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	for _, role := range []func(context.Context) error{w.Run, cw.Run} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := role(runCtx)
+			if err != nil && !errors.Is(err, context.Canceled) {
+				stop() // a role that fails ends the run rather than leaving it idle forever
+			}
+			errs <- err
+		}()
+	}
+	launched, err := launch(ctx, cfg, cl.kafka, wcfg, log)
+	if err != nil {
+		stop()
+		wg.Wait()
+		return nil, err
+	}
+	log.Info("launched", "urls", launched)
+
+	var waitErr error
+	if cfg.UntilIdle {
+		waitErr = waitIdle(runCtx, cl, w, wcfg, ccfg, log)
+	} else {
+		<-runCtx.Done()
+	}
+	stop()
+	wg.Wait()
+	close(errs)
+	var all []error
+	if waitErr != nil && !errors.Is(waitErr, context.Canceled) {
+		all = append(all, waitErr)
+	}
+	for e := range errs {
+		if e != nil && !errors.Is(e, context.Canceled) {
+			all = append(all, e)
+		}
+	}
+	sum, err := summarise(context.WithoutCancel(ctx), cfg, wcfg, ccfg, w, time.Since(started), cl.redisK)
+	all = append(all, err)
+	return sum, errors.Join(all...)
+}

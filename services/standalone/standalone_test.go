@@ -1,0 +1,208 @@
+package standalone
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nlnwa/gowarc"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/trawler-crawl/trawler/pkg/profile"
+	"github.com/trawler-crawl/trawler/pkg/testweb"
+)
+
+func testProfile() profile.Profile {
+	p := profile.Default()
+	p.Crawl.Name = "test"
+	p.Politeness = profile.Politeness{DelayFactor: 0, MinDelayMs: 0, MaxDelayMs: 10}
+	p.Fetch.AllowPrivateAddresses = true
+	p.Fetch.ConnectTimeoutSeconds, p.Fetch.ReadTimeoutSeconds, p.Fetch.TotalTimeoutSeconds = 5, 10, 30
+	return p
+}
+
+func runOnce(t *testing.T, dir string, srv *testweb.Server) *Summary {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cfg := Config{DataDir: dir, Seeds: srv.Seeds(), UntilIdle: true, KafkaListen: "127.0.0.1:0",
+		AdminAddr: "127.0.0.1:0", Crawl: "fc", Stream: "npld", Threads: 8, Partitions: 2}
+	sum, err := Run(ctx, cfg, Deps{Profile: testProfile(), Resolver: srv.Resolver(),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry(), Version: "test"})
+	if err != nil {
+		t.Fatalf("standalone run: %v", err)
+	}
+	return sum
+}
+
+// cdxURLs counts CDXJ lines per original URL.
+func cdxURLs(t *testing.T, path string) map[string]int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]int{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		parts := strings.SplitN(sc.Text(), " ", 3)
+		if len(parts) != 3 {
+			t.Fatalf("bad CDXJ line %q", sc.Text())
+		}
+		var v struct {
+			URL string `json:"url"`
+		}
+		if err := json.Unmarshal([]byte(parts[2]), &v); err != nil {
+			t.Fatalf("CDXJ json %q: %v", parts[2], err)
+		}
+		out[v.URL]++
+	}
+	return out
+}
+
+func sha1Base32(b []byte) string {
+	sum := sha1.Sum(b)
+	return "sha1:" + base32.StdEncoding.EncodeToString(sum[:])
+}
+
+// validateWARCs reads every record back with gowarc (syntax errors fatal)
+// and checks the block digest of every record and the payload digest of
+// every response independently: the payload digest is over the de-chunked
+// entity (WARC 1.1), which gowarc's own check does not de-chunk. It returns
+// the target URIs of response records.
+func validateWARCs(t *testing.T, files []string) map[string]int {
+	t.Helper()
+	responses := map[string]int{}
+	for _, name := range files {
+		r, err := gowarc.NewWarcFileReader(name, 0, gowarc.WithSyntaxErrorPolicy(gowarc.ErrFail),
+			gowarc.WithSpecViolationPolicy(gowarc.ErrWarn), gowarc.WithUnknownRecordTypePolicy(gowarc.ErrFail))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; ; i++ {
+			rec, _, _, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s record %d: %v", name, i, err)
+			}
+			if i == 0 && rec.Type() != gowarc.Warcinfo {
+				t.Fatalf("%s: first record is %v, want warcinfo", name, rec.Type())
+			}
+			raw, err := rec.Block().RawBytes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			block, err := io.ReadAll(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := rec.WarcHeader()
+			if got := sha1Base32(block); !strings.EqualFold(got, h.Get(gowarc.WarcBlockDigest)) {
+				t.Fatalf("%s record %d: block digest %s, header %s", name, i, got, h.Get(gowarc.WarcBlockDigest))
+			}
+			if rec.Type() == gowarc.Response {
+				target := h.Get(gowarc.WarcTargetURI)
+				resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(block)), nil)
+				if err != nil {
+					t.Fatalf("%s: response for %s: %v", name, target, err)
+				}
+				body, err := io.ReadAll(resp.Body)
+				if err != nil {
+					t.Fatalf("%s: body of %s: %v", name, target, err)
+				}
+				if got := sha1Base32(body); !strings.EqualFold(got, h.Get(gowarc.WarcPayloadDigest)) {
+					t.Fatalf("%s: payload digest of %s is %s, header %s", name, target, got, h.Get(gowarc.WarcPayloadDigest))
+				}
+				responses[target]++
+			}
+			_ = rec.Close()
+		}
+		_ = r.Close()
+	}
+	return responses
+}
+
+func TestStandaloneCrawlsSyntheticWebOnce(t *testing.T) {
+	site, err := testweb.Generate(testweb.Config{Seed: 7, Hosts: 3, PagesPerHost: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := site.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	dir := t.TempDir()
+
+	sum := runOnce(t, dir, srv)
+	want := srv.Reachable(testweb.ReachOptions{MaxHops: 20})
+	got := cdxURLs(t, sum.CDXPath)
+	var missing, twice []string
+	for _, u := range want {
+		switch got[u] {
+		case 0:
+			missing = append(missing, u)
+		case 1:
+		default:
+			twice = append(twice, u)
+		}
+		delete(got, u)
+	}
+	var extra []string
+	for u := range got {
+		extra = append(extra, u)
+	}
+	sort.Strings(extra)
+	if len(missing)+len(twice)+len(extra) > 0 {
+		t.Fatalf("crawl differs from the site's reachable set (%d URLs):\nmissing %v\ntwice %v\nextra %v",
+			len(want), missing, twice, extra)
+	}
+	if sum.URIs != int64(len(want)) {
+		t.Errorf("summary says %d URIs, want %d", sum.URIs, len(want))
+	}
+	if len(sum.WARCFiles) == 0 {
+		t.Fatal("no WARC files")
+	}
+	if open, _ := filepath.Glob(filepath.Join(sum.WARCDir, "*.open")); len(open) > 0 {
+		t.Fatalf("WARC files left open: %v", open)
+	}
+	responses := validateWARCs(t, sum.WARCFiles)
+	if int64(len(responses)) != sum.CDXLines {
+		t.Errorf("%d response records, %d CDX lines", len(responses), sum.CDXLines)
+	}
+
+	// A second run on the same data directory continues the same crawl:
+	// everything is already seen, so nothing is fetched again.
+	again := runOnce(t, dir, srv)
+	if again.URIs != sum.URIs || again.CDXLines != sum.CDXLines {
+		t.Fatalf("second run recrawled: URIs %d -> %d, CDX lines %d -> %d", sum.URIs, again.URIs, sum.CDXLines, again.CDXLines)
+	}
+}
+
+func TestDataDirLocked(t *testing.T) {
+	dir := t.TempDir()
+	unlock, err := lockDataDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unlock() })
+	if _, err := lockDataDir(dir); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("second lock: %v", err)
+	}
+}

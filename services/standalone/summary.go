@@ -1,0 +1,82 @@
+package standalone
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/trawler-crawl/trawler/services/cdxwriter"
+	"github.com/trawler-crawl/trawler/services/worker"
+)
+
+// Summary describes a standalone run's crawl so far: totals are crawl-wide
+// and so include earlier runs on the same data directory.
+type Summary struct {
+	URIs      int64
+	Bytes     int64
+	ByStatus  map[int]int64
+	WARCFiles []string
+	WARCDir   string
+	CDXPath   string
+	CDXLines  int64
+	Elapsed   time.Duration
+	RedisKind string
+}
+
+func summarise(ctx context.Context, cfg Config, wcfg worker.Config, ccfg cdxwriter.Config, w *worker.Worker, elapsed time.Duration, redisKind string) (*Summary, error) {
+	t, err := w.Totals(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s := &Summary{URIs: t.URIs, Bytes: t.Bytes, ByStatus: t.ByStatus, WARCDir: wcfg.WARCDir(),
+		CDXPath: ccfg.Path(), Elapsed: elapsed, RedisKind: redisKind}
+	s.WARCFiles, _ = filepath.Glob(filepath.Join(wcfg.WARCDir(), "*.warc.gz"))
+	sort.Strings(s.WARCFiles)
+	if n, err := countLines(ccfg.Path()); err == nil {
+		s.CDXLines = n
+	}
+	return s, nil
+}
+
+func countLines(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var n int64
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		n++
+	}
+	return n, sc.Err()
+}
+
+// Print writes the summary for a person.
+func (s *Summary) Print(w io.Writer) {
+	fmt.Fprintf(w, "Crawl summary (all runs on this data directory)\n")
+	fmt.Fprintf(w, "  URIs finished: %d in %s this run\n", s.URIs, s.Elapsed.Round(time.Millisecond))
+	codes := make([]int, 0, len(s.ByStatus))
+	for c := range s.ByStatus {
+		codes = append(codes, c)
+	}
+	sort.Ints(codes)
+	var parts []string
+	for _, c := range codes {
+		parts = append(parts, fmt.Sprintf("%d: %d", c, s.ByStatus[c]))
+	}
+	fmt.Fprintf(w, "  by status:     %s\n", strings.Join(parts, ", "))
+	fmt.Fprintf(w, "  bytes:         %d\n", s.Bytes)
+	fmt.Fprintf(w, "  WARC files:    %d in %s\n", len(s.WARCFiles), s.WARCDir)
+	fmt.Fprintf(w, "  CDX:           %d lines in %s\n", s.CDXLines, s.CDXPath)
+	if s.RedisKind == "miniredis" {
+		fmt.Fprintf(w, "  note: no redis-server installed; the in-process miniredis does not persist the frontier\n")
+	}
+}

@@ -1,0 +1,157 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/trawler-crawl/trawler/pkg/frontier"
+	"github.com/trawler-crawl/trawler/pkg/hostkey"
+	"github.com/trawler-crawl/trawler/pkg/kafka"
+	"github.com/trawler-crawl/trawler/pkg/messages"
+	"github.com/trawler-crawl/trawler/pkg/surt"
+	"github.com/trawler-crawl/trawler/pkg/uri"
+)
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+// ingest takes a batch of launch messages from the tocrawl topic through
+// the candidate chain into the frontier. Messages that cannot be crawled
+// (non-GET, bad URL) are logged with their position, counted and sent to
+// the DLQ; the batch is committed only once every admitted URI is in the
+// frontier and the inscope journal.
+func (w *Worker) ingest(ctx context.Context, batch []kafka.Item[messages.Launch]) error {
+	var launches []messages.Launch
+	var rejects []*kgo.Record
+	for _, it := range batch {
+		l := it.Value
+		pos := fmt.Sprintf("%s/%d@%d", it.Record.Topic, it.Record.Partition, it.Record.Offset)
+		if !l.IsGET() {
+			w.log.Info("launch skipped: only GET is crawled", "url", l.URL, "method", l.Method, "pos", pos)
+			w.metrics.launchesSkipped.WithLabelValues("method").Inc()
+			continue
+		}
+		norm, err := uri.Normalize(l.URL)
+		if err != nil {
+			w.log.Warn("launch rejected: bad URL", "url", l.URL, "err", err, "pos", pos)
+			w.metrics.launchesSkipped.WithLabelValues("bad_url").Inc()
+			rejects = append(rejects, dlqRecord(w.cfg.DLQTopic(), it.Record, err))
+			continue
+		}
+		l.URL = norm
+		if l.IsSeed {
+			if err := w.scope.AddSeed(ctx, l.URL); err != nil {
+				return err
+			}
+		}
+		launches = append(launches, l)
+	}
+	if err := w.scope.Refresh(ctx); err != nil {
+		return err
+	}
+	recs, err := w.admit(ctx, launches)
+	if err != nil {
+		return err
+	}
+	recs = append(recs, rejects...)
+	if len(recs) > 0 {
+		if err := w.producer.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			return fmt.Errorf("publish inscope: %w", err)
+		}
+	}
+	return nil
+}
+
+func dlqRecord(topic string, src *kgo.Record, cause error) *kgo.Record {
+	return &kgo.Record{Topic: topic, Key: src.Key, Value: src.Value, Headers: []kgo.RecordHeader{
+		{Key: "error", Value: []byte(cause.Error())},
+		{Key: "source", Value: fmt.Appendf(nil, "%s/%d@%d", src.Topic, src.Partition, src.Offset)},
+	}}
+}
+
+// admit runs the candidate chain (scope, seen filter) and queues what
+// passes. It returns the inscope journal records for the admitted URIs.
+func (w *Worker) admit(ctx context.Context, ls []messages.Launch) ([]*kgo.Record, error) {
+	items := make([]frontier.Item, 0, len(ls))
+	for _, l := range ls {
+		d := w.scope.Decide(l.URL, l.HopPath(), l.IsSeed)
+		if !d.Accept {
+			w.metrics.candidates.WithLabelValues("rejected").Inc()
+			continue
+		}
+		key, err := surt.CDXKey(l.URL)
+		if err != nil {
+			w.metrics.candidates.WithLabelValues("bad_url").Inc()
+			continue
+		}
+		host, err := hostkey.Authority(l.URL)
+		if err != nil {
+			w.metrics.candidates.WithLabelValues("bad_url").Inc()
+			continue
+		}
+		if l.Timestamp == "" {
+			l.Timestamp = time.Now().UTC().Format("2006-01-02T15:04:05.000")
+		}
+		items = append(items, frontier.Item{Host: host, Key: key, Launch: l})
+	}
+	added, err := w.front.Admit(ctx, items)
+	if err != nil {
+		return nil, err
+	}
+	var recs []*kgo.Record
+	for i, ok := range added {
+		if !ok {
+			w.metrics.candidates.WithLabelValues("seen").Inc()
+			continue
+		}
+		w.metrics.candidates.WithLabelValues("admitted").Inc()
+		l := items[i].Launch
+		b, err := json.Marshal(l)
+		if err != nil {
+			return nil, fmt.Errorf("encode inscope %s: %w", l.URL, err)
+		}
+		key, _ := hostkey.ForURL(l.URL)
+		recs = append(recs, &kgo.Record{Topic: w.cfg.InScopeTopic(), Key: []byte(key), Value: b})
+	}
+	return recs, nil
+}
+
+// child builds the launch message for a link found in parent.
+func child(parent messages.Launch, link, hop string, now time.Time) messages.Launch {
+	return messages.Launch{
+		URL: link, Method: "GET", Hop: hop, ParentURL: parent.URL,
+		ParentURLMetadata: messages.ParentMetadata{
+			PathFromSeed:  parent.HopPath(),
+			HeritableData: inherit(parent.ParentURLMetadata.HeritableData),
+		},
+		Timestamp: now.UTC().Format("2006-01-02T15:04:05.000"),
+	}
+}
+
+// inherit copies the keys the parent lists as heritable, as Heritrix's
+// HeritableData does; source and the list itself always pass down.
+func inherit(h messages.HeritableData) messages.HeritableData {
+	out := messages.HeritableData{Source: h.Source, Heritable: h.Heritable}
+	for _, k := range h.Heritable {
+		switch k {
+		case "refreshDepth":
+			out.RefreshDepth = h.RefreshDepth
+		case "launchTimestamp":
+			out.LaunchTimestamp = h.LaunchTimestamp
+		case "annotations":
+			out.Annotations = h.Annotations
+		case "source", "heritable":
+		default:
+			if v, ok := h.Extra[k]; ok {
+				if out.Extra == nil {
+					out.Extra = map[string]json.RawMessage{}
+				}
+				out.Extra[k] = v
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,239 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/trawler-crawl/trawler/pkg/fetch"
+	"github.com/trawler-crawl/trawler/pkg/frontier"
+	"github.com/trawler-crawl/trawler/pkg/kafka"
+	"github.com/trawler-crawl/trawler/pkg/messages"
+	"github.com/trawler-crawl/trawler/pkg/profile"
+	"github.com/trawler-crawl/trawler/pkg/scope"
+	"github.com/trawler-crawl/trawler/pkg/warcwriter"
+)
+
+// Deps are the worker's collaborators.
+type Deps struct {
+	Profile    profile.Profile
+	Kafka      kafka.Config
+	Redis      redis.UniversalClient
+	Resolver   fetch.Resolver // nil: the system resolver
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+	Version    string
+}
+
+// Worker runs ingest and the crawl loops.
+type Worker struct {
+	cfg      Config
+	prof     profile.Profile
+	log      *slog.Logger
+	rdb      redis.UniversalClient
+	kcfg     kafka.Config
+	front    *frontier.Frontier
+	scope    *scope.SurtPrefixes
+	fetcher  *fetch.Fetcher
+	warc     *warcwriter.Writer
+	producer *kgo.Client
+	metrics  *metrics
+	stats    *Stats
+	reg      prometheus.Registerer
+	version  string
+}
+
+// New builds a worker; Run starts it.
+func New(cfg Config, d Deps) (*Worker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("worker config: %w", err)
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Registerer == nil {
+		d.Registerer = prometheus.NewRegistry()
+	}
+	if d.Resolver == nil {
+		d.Resolver = defaultResolver{}
+	}
+	spool := cfg.DataDir + "/spool"
+	for _, dir := range []string{cfg.WARCDir(), spool} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("worker data dir: %w", err)
+		}
+	}
+	p := d.Profile
+	f := fetch.New(fetch.Config{
+		UserAgent:      p.UserAgent(d.Version),
+		ConnectTimeout: time.Duration(p.Fetch.ConnectTimeoutSeconds) * time.Second,
+		ReadTimeout:    time.Duration(p.Fetch.ReadTimeoutSeconds) * time.Second,
+		TotalTimeout:   time.Duration(p.Fetch.TotalTimeoutSeconds) * time.Second,
+		MaxLengthBytes: p.Fetch.MaxLengthBytes,
+		SpoolThreshold: p.Fetch.SpoolThresholdBytes,
+		SpoolDir:       spool,
+		AllowPrivate:   p.Fetch.AllowPrivateAddresses,
+	}, d.Resolver)
+	prod, err := kafka.NewClient(d.Kafka)
+	if err != nil {
+		return nil, fmt.Errorf("worker producer: %w", err)
+	}
+	front := frontier.New(d.Redis, cfg.Name())
+	w := &Worker{
+		cfg: cfg, prof: p, log: d.Logger, rdb: d.Redis, kcfg: d.Kafka, front: front,
+		scope:   scope.NewSurtPrefixes(d.Redis, front.Prefix(), p.Scope.MaxHops),
+		fetcher: f, producer: prod, metrics: newMetrics(d.Registerer), version: d.Version, reg: d.Registerer,
+		stats: NewStats(d.Redis, front.Prefix()),
+	}
+	return w, nil
+}
+
+// Frontier exposes the worker's frontier, for idle detection.
+func (w *Worker) Frontier() *frontier.Frontier { return w.front }
+
+// Run consumes launches and crawls until ctx is cancelled, then shuts down
+// in order: stop taking work, finish in-flight fetches, close WARCs, flush
+// and commit.
+func (w *Worker) Run(ctx context.Context) error {
+	host, _ := os.Hostname()
+	// Files a crashed run left ".open" are closed before new ones start.
+	recovered, err := warcwriter.RecoverOpen(w.cfg.WARCDir(), w.log)
+	if err != nil {
+		return fmt.Errorf("recover open WARCs: %w", err)
+	}
+	for _, f := range recovered {
+		w.log.Warn("closed WARC left open by a previous run", "file", f.Name, "records", f.Records)
+		w.warcClosed(f)
+	}
+	ww, err := warcwriter.New(warcwriter.Config{
+		Dir: w.cfg.WARCDir(), Prefix: w.prof.WARC.Prefix, MaxFileSize: w.prof.WARC.MaxFileSizeBytes,
+		CompressionLevel: w.prof.WARC.CompressionLevel, Hostname: w.cfg.ID, CrawlName: w.prof.Crawl.Name,
+		Operator: w.prof.Crawl.Operator, RobotsPolicy: "ignore", UserAgent: w.prof.UserAgent(w.version),
+		Software: "trawler/" + w.version + " (" + host + ")", Parallel: 1 + w.cfg.Threads/16,
+	}, warcwriter.WithOnClose(w.warcClosed), warcwriter.WithLogger(w.log),
+		warcwriter.WithRegisterer(w.reg), warcwriter.WithBufferDir(w.cfg.DataDir+"/spool"))
+	if err != nil {
+		return fmt.Errorf("worker warc writer: %w", err)
+	}
+	w.warc = ww
+
+	ingest, err := kafka.NewConsumer(w.kcfg, kafka.ConsumerOptions[messages.Launch]{
+		Group:      "trawler-worker-" + w.cfg.Name(),
+		Topics:     []string{w.cfg.ToCrawlTopic()},
+		DLQTopic:   w.cfg.DLQTopic(),
+		Decode:     func(r *kgo.Record) (messages.Launch, error) { return messages.DecodeLaunch(r.Value) },
+		Handle:     w.ingest,
+		Logger:     w.log.With("component", "ingest"),
+		Registerer: prometheus.WrapRegistererWith(prometheus.Labels{"consumer": "ingest"}, w.reg),
+	})
+	if err != nil {
+		return fmt.Errorf("worker ingest consumer: %w", err)
+	}
+
+	// Crawl loops get their own context so that, on shutdown, they stop
+	// claiming but finish what they hold.
+	loopCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopLoops()
+	var wg sync.WaitGroup
+	for i := 0; i < w.cfg.Threads; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); w.loop(ctx, loopCtx, i) }()
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); w.reapLoop(ctx) }()
+
+	ingestErr := ingest.Run(ctx)
+	wg.Wait()
+	stopLoops()
+
+	var errs []error
+	if ingestErr != nil && !errors.Is(ingestErr, context.Canceled) {
+		errs = append(errs, fmt.Errorf("ingest: %w", ingestErr))
+	}
+	if err := w.warc.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close warcs: %w", err))
+	}
+	flushCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := w.producer.Flush(flushCtx); err != nil {
+		errs = append(errs, fmt.Errorf("flush producer: %w", err))
+	}
+	w.producer.Close()
+	return errors.Join(errs...)
+}
+
+// loop claims hosts and crawls one URI at a time until ctx is done. A URI
+// already claimed is finished under work, which outlives ctx.
+func (w *Worker) loop(ctx, work context.Context, thread int) {
+	idle := 50 * time.Millisecond
+	for ctx.Err() == nil {
+		c, err := w.front.Claim(ctx, w.cfg.Lease)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.log.Error("claim failed", "err", err)
+			}
+			idle = w.wait(ctx, idle)
+			continue
+		}
+		if c == nil {
+			idle = w.wait(ctx, idle)
+			continue
+		}
+		idle = 50 * time.Millisecond
+		w.crawl(work, c, thread)
+	}
+}
+
+// wait pauses a crawl loop that found nothing ready, backing off to one
+// second so idle workers do not hammer Redis.
+func (w *Worker) wait(ctx context.Context, d time.Duration) time.Duration {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return min(2*d, time.Second)
+}
+
+func (w *Worker) reapLoop(ctx context.Context) {
+	t := time.NewTicker(max(w.cfg.Lease/4, time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := w.front.Reap(ctx); err != nil {
+				w.log.Warn("reap leases", "err", err)
+			} else if n > 0 {
+				w.log.Warn("recovered expired leases", "hosts", n)
+			}
+		}
+	}
+}
+
+func (w *Worker) warcClosed(f warcwriter.ClosedFile) {
+	n := messages.WarcNotice{
+		Filename: f.Name, Path: f.Path, Size: f.Size, Records: f.Records, CrawlName: w.prof.Crawl.Name,
+		Host: w.cfg.ID, Opened: messages.FormatTimestamp(f.Opened), Closed: messages.FormatTimestamp(f.Closed),
+	}
+	b, err := jsonMarshal(n)
+	if err != nil {
+		w.log.Error("encode warc notice", "file", f.Name, "err", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := w.producer.ProduceSync(ctx, &kgo.Record{Topic: w.cfg.Crawl + ".warcs", Key: []byte(f.Name), Value: b}).FirstErr(); err != nil {
+		w.log.Error("publish warc notice", "file", f.Name, "err", err)
+	}
+}
