@@ -1,15 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/trawler-crawl/trawler/pkg/profile"
+	"github.com/trawler-crawl/trawler/profiles"
 )
 
 // precedence is printed by `trawler config show` and in --help.
@@ -23,15 +27,39 @@ func envName(flagName string) string {
 // common are the settings every role shares.
 type common struct {
 	profilePath string
+	sets        settingList
 	logFormat   string
 	logLevel    string
 	adminAddr   string
 }
 
-func (c *common) register(fs *flag.FlagSet, adminDefault string) {
-	fs.StringVar(&c.profilePath, "profile", "", "crawl profile YAML (see profiles/)")
+// settingList collects --set key=value overrides in order; later ones win.
+type settingList []string
+
+func (s *settingList) String() string { return strings.Join(*s, ",") }
+func (s *settingList) Set(v string) error {
+	for _, kv := range strings.Split(v, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return fmt.Errorf("%q: want key=value, e.g. politeness.minDelayMs=1000", kv)
+		}
+		*s = append(*s, kv)
+	}
+	return nil
+}
+
+// registerBase registers the profile and logging flags.
+func (c *common) registerBase(fs *flag.FlagSet, logLevel string) {
+	fs.StringVar(&c.profilePath, "profile", "", "crawl profile: a YAML file or a shipped profile name (frequent, demo)")
+	fs.Var(&c.sets, "set", "override one profile setting, key=value (repeatable), e.g. politeness.minDelayMs=1000")
 	fs.StringVar(&c.logFormat, "log-format", "auto", "log format: json, text, or auto (text on a terminal)")
-	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&c.logLevel, "log-level", logLevel, "log level: debug, info, warn, error")
+}
+
+func (c *common) register(fs *flag.FlagSet, adminDefault string) {
+	c.registerBase(fs, "info")
 	fs.StringVar(&c.adminAddr, "admin-addr", adminDefault, "admin listener: /metrics, /healthz, /readyz")
 }
 
@@ -55,16 +83,50 @@ func parse(fs *flag.FlagSet, args []string) error {
 		sort.Strings(errs)
 		return fmt.Errorf("environment: %s", strings.Join(errs, "; "))
 	}
-	return fs.Parse(args)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		// The flag package has already printed the error and usage.
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return nil
 }
 
-// loadProfile reads the profile named by --profile (or TRAWLER_PROFILE),
-// or returns the defaults.
-func loadProfile(path string) (profile.Profile, error) {
-	if path == "" {
+// loadProfile reads the profile named by --profile (a file, or the name
+// of a shipped profile), then applies the --set overrides in order.
+func loadProfile(c common) (profile.Profile, error) {
+	p, err := resolveProfile(c.profilePath)
+	if err != nil {
+		return p, err
+	}
+	for _, kv := range c.sets {
+		k, v, _ := strings.Cut(kv, "=")
+		if err := p.Set(k, v); err != nil {
+			return p, fmt.Errorf("--set: %w", err)
+		}
+	}
+	return p, nil
+}
+
+// resolveProfile loads a profile by path, or by the name of a shipped
+// profile ("demo", "frequent") when no such file exists.
+func resolveProfile(name string) (profile.Profile, error) {
+	if name == "" {
 		return profile.Default(), nil
 	}
-	return profile.Load(path)
+	if _, err := os.Stat(name); err == nil {
+		return profile.Load(name)
+	}
+	b, err := profiles.FS.ReadFile(filepath.Base(name) + ".yaml")
+	if err != nil {
+		return profile.Profile{}, fmt.Errorf("profile %q: no such file and no shipped profile of that name", name)
+	}
+	p := profile.Default()
+	if err := profile.Decode(bytes.NewReader(b), &p); err != nil {
+		return profile.Profile{}, fmt.Errorf("shipped profile %s: %w", name, err)
+	}
+	return p, nil
 }
 
 func newLogger(format, level string, w io.Writer) (*slog.Logger, error) {

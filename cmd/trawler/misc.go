@@ -140,18 +140,22 @@ func runConfig(_ context.Context, args []string, stdout, stderr io.Writer) error
 		args = rest
 	}
 	fs := newFlagSet("config show", stderr)
-	profilePath := fs.String("profile", "", "crawl profile: a YAML file or a shipped profile name")
+	var c common
+	c.registerBase(fs, "info")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	p, err := resolveProfile(*profilePath)
+	p, err := loadProfile(c)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "# Precedence: %s\n", precedence)
 	fmt.Fprintf(stdout, "# Environment: every flag of every command has a TRAWLER_* variable (--admin-addr: TRAWLER_ADMIN_ADDR).\n")
 	printEnv(stdout)
-	fmt.Fprintf(stdout, "# Effective crawl profile (%s):\n%s", profileSource(*profilePath), p.YAML())
+	for _, kv := range c.sets {
+		fmt.Fprintf(stdout, "# --set %s\n", kv)
+	}
+	fmt.Fprintf(stdout, "# Effective crawl profile (%s, then --set overrides):\n%s", profileSource(c.profilePath), p.YAML())
 	return nil
 }
 

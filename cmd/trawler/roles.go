@@ -40,7 +40,7 @@ func setup(c common, stderr io.Writer, role string) (*roleEnv, error) {
 		return nil, err
 	}
 	log = log.With("role", role)
-	p, err := loadProfile(c.profilePath)
+	p, err := loadProfile(c)
 	if err != nil {
 		return nil, err
 	}

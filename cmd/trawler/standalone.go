@@ -1,47 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/trawler-crawl/trawler/pkg/fetch"
-	"github.com/trawler-crawl/trawler/pkg/profile"
 	"github.com/trawler-crawl/trawler/pkg/testweb"
-	"github.com/trawler-crawl/trawler/profiles"
 	"github.com/trawler-crawl/trawler/services/standalone"
 )
-
-// resolveProfile loads a profile by path, or by the name of a shipped
-// profile ("demo", "frequent") when no such file exists.
-func resolveProfile(name string) (profile.Profile, error) {
-	if name == "" {
-		return profile.Default(), nil
-	}
-	if _, err := os.Stat(name); err == nil {
-		return profile.Load(name)
-	}
-	b, err := profiles.FS.ReadFile(filepath.Base(name) + ".yaml")
-	if err != nil {
-		return profile.Profile{}, fmt.Errorf("profile %q: no such file and no shipped profile of that name", name)
-	}
-	p := profile.Default()
-	if err := profile.Decode(bytes.NewReader(b), &p); err != nil {
-		return profile.Profile{}, fmt.Errorf("shipped profile %s: %w", name, err)
-	}
-	return p, nil
-}
 
 func runStandalone(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("standalone", stderr)
 	var c common
 	var sc standalone.Config
-	fs.StringVar(&c.profilePath, "profile", "", "crawl profile: a YAML file or a shipped profile name (frequent, demo)")
-	fs.StringVar(&c.logFormat, "log-format", "auto", "log format: json, text, or auto (text on a terminal)")
-	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	c.registerBase(fs, "info")
 	sc.RegisterFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -59,7 +32,7 @@ func standaloneRun(ctx context.Context, c common, sc standalone.Config, r fetch.
 	if err != nil {
 		return err
 	}
-	p, err := resolveProfile(c.profilePath)
+	p, err := loadProfile(c)
 	if err != nil {
 		return err
 	}
@@ -75,8 +48,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var c common
 	sc := standalone.Config{}
 	sc.RegisterFlags(fs)
-	fs.StringVar(&c.logFormat, "log-format", "auto", "log format: json, text, or auto (text on a terminal)")
-	fs.StringVar(&c.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	c.registerBase(fs, "warn")
 	var tw testweb.Config
 	fs.Int64Var(&tw.Seed, "site-seed", 1, "synthetic web generator seed")
 	fs.IntVar(&tw.Hosts, "hosts", 4, "synthetic web hosts")
@@ -85,7 +57,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	c.profilePath = "demo"
+	if c.profilePath == "" {
+		c.profilePath = "demo"
+	}
 	site, err := testweb.Generate(tw)
 	if err != nil {
 		return err

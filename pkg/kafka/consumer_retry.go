@@ -45,21 +45,27 @@ func (c *Consumer[T]) deadLetter(ctx, work context.Context, cl *kgo.Client, pois
 	return nil
 }
 
-// dlqRecord copies a poison record for the DLQ topic: same key and value
-// (ARCHITECTURE.md 3: keyed by the original key), original headers, plus
-// headers saying why and where from.
+// dlqRecord copies a poison record for the DLQ topic.
 func (c *Consumer[T]) dlqRecord(p poisonRecord) *kgo.Record {
-	r := p.rec
+	return DLQRecord(c.o.DLQTopic, c.o.Group, p.rec, p.err)
+}
+
+// DLQRecord copies a record that cannot be processed for the DLQ topic:
+// same key and value (ARCHITECTURE.md 3: keyed by the original key),
+// original headers, plus headers saying why and where from. Consumers that
+// reject a record after decoding it (a launch with an unusable URL) use it
+// too, so every DLQ record reads the same.
+func DLQRecord(dlqTopic, group string, r *kgo.Record, cause error) *kgo.Record {
 	headers := make([]kgo.RecordHeader, 0, len(r.Headers)+5)
 	headers = append(headers, r.Headers...)
 	headers = append(headers,
-		kgo.RecordHeader{Key: DLQHeaderError, Value: []byte(p.err.Error())},
+		kgo.RecordHeader{Key: DLQHeaderError, Value: []byte(cause.Error())},
 		kgo.RecordHeader{Key: DLQHeaderTopic, Value: []byte(r.Topic)},
 		kgo.RecordHeader{Key: DLQHeaderPartition, Value: []byte(strconv.Itoa(int(r.Partition)))},
 		kgo.RecordHeader{Key: DLQHeaderOffset, Value: []byte(strconv.FormatInt(r.Offset, 10))},
-		kgo.RecordHeader{Key: DLQHeaderGroup, Value: []byte(c.o.Group)},
+		kgo.RecordHeader{Key: DLQHeaderGroup, Value: []byte(group)},
 	)
-	return &kgo.Record{Topic: c.o.DLQTopic, Key: r.Key, Value: r.Value, Headers: headers}
+	return &kgo.Record{Topic: dlqTopic, Key: r.Key, Value: r.Value, Headers: headers}
 }
 
 // handle calls Handle until it succeeds or ctx ends. The records are never

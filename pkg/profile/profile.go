@@ -165,3 +165,34 @@ func (p Profile) YAML() string {
 	_ = enc.Encode(p)
 	return b.String()
 }
+
+// Set overrides one setting by its dotted key, e.g.
+// Set("politeness.minDelayMs", "100"). The value is read as a YAML scalar,
+// and the key must name an existing setting: an unknown key or a value of
+// the wrong type is an error naming the key. The result is validated.
+func (p *Profile) Set(key, value string) error {
+	parts := strings.Split(key, ".")
+	for _, part := range parts {
+		if part == "" {
+			return fmt.Errorf("setting %q: empty key segment", key)
+		}
+	}
+	var scalar any
+	if err := yaml.Unmarshal([]byte(value), &scalar); err != nil {
+		return fmt.Errorf("setting %s: value %q: %w", key, value, err)
+	}
+	var doc any = scalar
+	for i := len(parts) - 1; i >= 0; i-- {
+		doc = map[string]any{parts[i]: doc}
+	}
+	b, err := yaml.Marshal(doc)
+	if err != nil {
+		return fmt.Errorf("setting %s: %w", key, err)
+	}
+	next := *p
+	if err := Decode(bytes.NewReader(b), &next); err != nil {
+		return fmt.Errorf("setting %s=%s: %w", key, value, err)
+	}
+	*p = next
+	return nil
+}

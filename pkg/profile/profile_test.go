@@ -62,3 +62,40 @@ func TestUserAgent(t *testing.T) {
 		t.Fatal(ua)
 	}
 }
+
+func TestSet(t *testing.T) {
+	tests := []struct {
+		key, value, wantErr string
+		check               func(Profile) bool
+	}{
+		{key: "politeness.minDelayMs", value: "100", check: func(p Profile) bool { return p.Politeness.MinDelayMs == 100 }},
+		{key: "fetch.allowPrivateAddresses", value: "true", check: func(p Profile) bool { return p.Fetch.AllowPrivateAddresses }},
+		{key: "crawl.name", value: "dc2026", check: func(p Profile) bool { return p.Crawl.Name == "dc2026" }},
+		{key: "politeness.minDelay", value: "1", wantErr: "field minDelay not found"},
+		{key: "scope.maxHops", value: "lots", wantErr: "setting scope.maxHops=lots"},
+		{key: "politeness..x", value: "1", wantErr: "empty key segment"},
+		{key: "politeness.minDelayMs", value: "999999", wantErr: "maxDelayMs"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
+			p := Default()
+			before := p
+			err := p.Set(tc.key, tc.value)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				if p != before {
+					t.Fatal("a failed Set changed the profile")
+				}
+				return
+			}
+			if err != nil || !tc.check(p) {
+				t.Fatalf("err %v, profile %+v", err, p)
+			}
+			if p.Politeness.DelayFactor != before.Politeness.DelayFactor {
+				t.Fatal("Set changed an unrelated setting")
+			}
+		})
+	}
+}

@@ -20,10 +20,10 @@ import (
 
 // launch sends the --seed URLs and the active targets of the --feed files
 // to the tocrawl topic, as the launcher would.
-func launch(ctx context.Context, cfg Config, kc kafka.Config, wcfg worker.Config, log *slog.Logger) (int, error) {
+func launch(ctx context.Context, cfg Config, kc kafka.Config, wcfg worker.Config, log *slog.Logger) (int, *launcher.Summary, error) {
 	cl, err := kafka.NewClient(kc)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer cl.Close()
 	now := time.Now().UTC()
@@ -38,30 +38,30 @@ func launch(ctx context.Context, cfg Config, kc kafka.Config, wcfg worker.Config
 		}
 		b, err := json.Marshal(l)
 		if err != nil {
-			return n, fmt.Errorf("encode seed %s: %w", s, err)
+			return n, nil, fmt.Errorf("encode seed %s: %w", s, err)
 		}
 		key, err := hostkey.ForURL(s)
 		if err != nil {
-			return n, fmt.Errorf("seed %q: %w", s, err)
+			return n, nil, fmt.Errorf("seed %q: %w", s, err)
 		}
 		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: wcfg.ToCrawlTopic(), Key: []byte(key), Value: b}).FirstErr(); err != nil {
-			return n, fmt.Errorf("launch seed %s: %w", s, err)
+			return n, nil, fmt.Errorf("launch seed %s: %w", s, err)
 		}
 		n++
 	}
 	if len(cfg.Feeds) == 0 {
-		return n, nil
+		return n, nil, nil
 	}
 	svc, err := launcher.New(launcher.Config{Feeds: cfg.Feeds, Crawl: cfg.Crawl, Stream: cfg.Stream, TimeZone: cfg.TimeZone},
 		launcher.Deps{Producer: producer{cl}, KeyFunc: hostkey.ForURL, Logger: log.With("role", "launcher")})
 	if err != nil {
-		return n, err
+		return n, nil, err
 	}
 	sum, err := svc.RunOnce(ctx, now)
 	if err != nil {
-		return n, err
+		return n, &sum, err
 	}
-	return n + sum.Launched, nil
+	return n + sum.Messages, &sum, nil
 }
 
 // producer adapts a kgo client to the launcher's Producer.

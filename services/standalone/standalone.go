@@ -193,7 +193,7 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 			errs <- err
 		}()
 	}
-	launched, err := launch(ctx, cfg, cl.kafka, wcfg, log)
+	launched, feedSum, err := launch(ctx, cfg, cl.kafka, wcfg, log)
 	if err != nil {
 		stop()
 		wg.Wait()
@@ -221,5 +221,8 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	}
 	sum, err := summarise(context.WithoutCancel(ctx), cfg, wcfg, ccfg, w, time.Since(started), cl.redisK)
 	all = append(all, err)
+	if sum != nil {
+		sum.Launched, sum.Feed = launched, feedSum
+	}
 	return sum, errors.Join(all...)
 }

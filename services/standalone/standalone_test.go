@@ -8,6 +8,7 @@ import (
 	"encoding/base32"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -204,5 +205,64 @@ func TestDataDirLocked(t *testing.T) {
 	t.Cleanup(func() { _ = unlock() })
 	if _, err := lockDataDir(dir); err == nil || !strings.Contains(err.Error(), "in use") {
 		t.Fatalf("second lock: %v", err)
+	}
+}
+
+// A feed mixing good targets with the bad lines of crawl-feed-bad.jsonl:
+// the good targets are crawled, each bad line is reported with its line
+// number and reason, nothing stops the run.
+func TestStandaloneFeedWithBadLines(t *testing.T) {
+	site, err := testweb.Generate(testweb.Config{Seed: 11, Hosts: 2, PagesPerHost: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := site.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	bad, err := os.ReadFile("testdata/crawl-feed-bad.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var feed strings.Builder
+	for i, seed := range srv.Seeds() {
+		fmt.Fprintf(&feed, `{"id": %d, "title": "site %d", "seeds": [%q], "depth": "CAPPED", "scope": "root", "schedules": [{"startDate": "2024-01-01 09:00:00", "endDate": "", "frequency": "DAILY"}]}`+"\n", 900+i, i, seed)
+	}
+	// Drop the bad file's valid lines (their seeds do not resolve here).
+	for _, line := range strings.Split(string(bad), "\n") {
+		if strings.Contains(line, "example.org") && !strings.Contains(line, `"id": "2004"`) && !strings.Contains(line, "FORTNIGHTLY") && !strings.Contains(line, "01/02/2024") && !strings.Contains(line, "trunc.example") {
+			line = "" // keep line numbers: blank lines are skipped, not errors
+		}
+		feed.WriteString(line + "\n")
+	}
+	path := filepath.Join(t.TempDir(), "feed.jsonl")
+	if err := os.WriteFile(path, []byte(feed.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := Config{DataDir: t.TempDir(), Feeds: []string{path}, UntilIdle: true, KafkaListen: "127.0.0.1:0",
+		AdminAddr: "127.0.0.1:0", Crawl: "fc", Stream: "npld", Threads: 4, Partitions: 1, TimeZone: "Europe/London"}
+	sum, err := Run(ctx, cfg, Deps{Profile: testProfile(), Resolver: srv.Resolver(),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry(), Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Feed == nil || sum.Feed.Launched != 2 || sum.Feed.BadLines != 5 {
+		t.Fatalf("feed summary %+v", sum.Feed)
+	}
+	var lines []int
+	for _, e := range sum.Feed.Errors {
+		lines = append(lines, e.Line)
+		if e.Reason == "" {
+			t.Errorf("error without reason: %+v", e)
+		}
+	}
+	if fmt.Sprint(lines) != "[4 5 7 8 9]" {
+		t.Fatalf("bad lines reported at %v, want [4 5 7 8 9]", lines)
+	}
+	if want := len(srv.Reachable(testweb.ReachOptions{MaxHops: 20})); sum.URIs != int64(want) {
+		t.Fatalf("crawled %d URIs, want %d", sum.URIs, want)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/trawler-crawl/trawler/services/cdxwriter"
+	"github.com/trawler-crawl/trawler/services/launcher"
 	"github.com/trawler-crawl/trawler/services/worker"
 )
 
@@ -27,6 +28,10 @@ type Summary struct {
 	CDXLines  int64
 	Elapsed   time.Duration
 	RedisKind string
+	// Launched counts the launch messages this run sent (seeds and feed
+	// targets); Feed is the launcher's report on the --feed files.
+	Launched int
+	Feed     *launcher.Summary
 }
 
 func summarise(ctx context.Context, cfg Config, wcfg worker.Config, ccfg cdxwriter.Config, w *worker.Worker, elapsed time.Duration, redisKind string) (*Summary, error) {
@@ -74,6 +79,14 @@ func (s *Summary) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  by status:     %s\n", strings.Join(parts, ", "))
 	fmt.Fprintf(w, "  bytes:         %d\n", s.Bytes)
+	fmt.Fprintf(w, "  launched:      %d URLs this run\n", s.Launched)
+	if f := s.Feed; f != nil {
+		fmt.Fprintf(w, "  feeds:         %d targets read, %d launched, %d bad lines, skipped %v\n",
+			f.Targets, f.Launched, f.BadLines, f.Skipped)
+		for _, e := range f.Errors {
+			fmt.Fprintf(w, "    %v\n", e)
+		}
+	}
 	fmt.Fprintf(w, "  WARC files:    %d in %s\n", len(s.WARCFiles), s.WARCDir)
 	fmt.Fprintf(w, "  CDX:           %d lines in %s\n", s.CDXLines, s.CDXPath)
 	if s.RedisKind == "miniredis" {

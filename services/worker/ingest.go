@@ -38,7 +38,7 @@ func (w *Worker) ingest(ctx context.Context, batch []kafka.Item[messages.Launch]
 		if err != nil {
 			w.log.Warn("launch rejected: bad URL", "url", l.URL, "err", err, "pos", pos)
 			w.metrics.launchesSkipped.WithLabelValues("bad_url").Inc()
-			rejects = append(rejects, dlqRecord(w.cfg.DLQTopic(), it.Record, err))
+			rejects = append(rejects, kafka.DLQRecord(w.cfg.DLQTopic(), w.group(), it.Record, err))
 			continue
 		}
 		l.URL = norm
@@ -63,13 +63,6 @@ func (w *Worker) ingest(ctx context.Context, batch []kafka.Item[messages.Launch]
 		}
 	}
 	return nil
-}
-
-func dlqRecord(topic string, src *kgo.Record, cause error) *kgo.Record {
-	return &kgo.Record{Topic: topic, Key: src.Key, Value: src.Value, Headers: []kgo.RecordHeader{
-		{Key: "error", Value: []byte(cause.Error())},
-		{Key: "source", Value: fmt.Appendf(nil, "%s/%d@%d", src.Topic, src.Partition, src.Offset)},
-	}}
 }
 
 // admit runs the candidate chain (scope, seen filter) and queues what

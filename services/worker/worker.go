@@ -126,7 +126,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.warc = ww
 
 	ingest, err := kafka.NewConsumer(w.kcfg, kafka.ConsumerOptions[messages.Launch]{
-		Group:      "trawler-worker-" + w.cfg.Name(),
+		Group:      w.group(),
 		Topics:     []string{w.cfg.ToCrawlTopic()},
 		DLQTopic:   w.cfg.DLQTopic(),
 		Decode:     func(r *kgo.Record) (messages.Launch, error) { return messages.DecodeLaunch(r.Value) },
@@ -237,3 +237,6 @@ func (w *Worker) warcClosed(f warcwriter.ClosedFile) {
 		w.log.Error("publish warc notice", "file", f.Name, "err", err)
 	}
 }
+
+// group is the ingest consumer group; all workers of a stream share it.
+func (w *Worker) group() string { return "trawler-worker-" + w.cfg.Name() }
