@@ -10,21 +10,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/trawler-crawl/trawler/pkg/embedded"
+	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
 	"github.com/trawler-crawl/trawler/pkg/messages"
 )
 
-func startRedis(t *testing.T) *redis.Client {
-	t.Helper()
-	r, err := embedded.StartRedis(context.Background(), embedded.RedisOptions{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
-	rdb := redis.NewClient(&redis.Options{Addr: r.Addr()})
-	t.Cleanup(func() { _ = rdb.Close() })
-	return rdb
-}
+func startRedis(t *testing.T) *redis.Client { return embeddedtest.Redis(t) }
 
 type clock struct{ t atomic.Int64 }
 

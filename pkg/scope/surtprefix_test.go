@@ -4,19 +4,11 @@ import (
 	"context"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/trawler-crawl/trawler/pkg/embedded"
+	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
 )
 
 func TestSurtPrefixes(t *testing.T) {
-	r, err := embedded.StartRedis(context.Background(), embedded.RedisOptions{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
-	rdb := redis.NewClient(&redis.Options{Addr: r.Addr()})
-	t.Cleanup(func() { _ = rdb.Close() })
+	rdb := embeddedtest.Redis(t)
 	ctx := context.Background()
 
 	a := NewSurtPrefixes(rdb, "{t}:", 3)

@@ -14,8 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	kafkatopics "github.com/trawler-crawl/trawler/kafka-topics"
-	"github.com/trawler-crawl/trawler/pkg/embedded"
+	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
 	"github.com/trawler-crawl/trawler/pkg/kafka"
 )
 
@@ -41,21 +40,7 @@ func readLines(t *testing.T, path string) []string {
 // give CDX lines; undecodable events go to the DLQ and do not stop it.
 func TestIndexesGoldenEventsAndSkipsBadOnes(t *testing.T) {
 	ctx := context.Background()
-	k, err := embedded.StartKafka(ctx, embedded.KafkaOptions{DataDir: t.TempDir(), Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = k.Close() })
-	kc := kafka.Config{Brokers: k.Brokers(), ClientID: "test"}
-	cl, err := kafka.NewClient(kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	specs, _ := kafka.ParseTopics(kafkatopics.Default())
-	if _, err := kafka.ApplyTopics(ctx, kadm.NewClient(cl), specs, 1); err != nil {
-		t.Fatal(err)
-	}
+	kc, cl := embeddedtest.Kafka(t, 1)
 	golden, err := os.ReadFile("testdata/crawled-events.jsonl")
 	if err != nil {
 		t.Fatal(err)

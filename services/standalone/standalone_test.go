@@ -35,18 +35,24 @@ func testProfile() profile.Profile {
 	return p
 }
 
-func runOnce(t *testing.T, dir string, srv *testweb.Server) *Summary {
+// runCrawl runs standalone until idle against the synthetic web, with
+// loopback listeners on ephemeral ports.
+func runCrawl(t *testing.T, cfg Config, srv *testweb.Server) *Summary {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cfg := Config{DataDir: dir, Seeds: srv.Seeds(), UntilIdle: true, KafkaListen: "127.0.0.1:0",
-		AdminAddr: "127.0.0.1:0", Crawl: "fc", Stream: "npld", Threads: 8, Partitions: 2}
+	cfg.UntilIdle, cfg.KafkaListen, cfg.AdminAddr = true, "127.0.0.1:0", "127.0.0.1:0"
+	cfg.Crawl, cfg.Stream, cfg.Threads, cfg.Partitions, cfg.TimeZone = "fc", "npld", 8, 2, "Europe/London"
 	sum, err := Run(ctx, cfg, Deps{Profile: testProfile(), Resolver: srv.Resolver(),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry(), Version: "test"})
 	if err != nil {
 		t.Fatalf("standalone run: %v", err)
 	}
 	return sum
+}
+
+func runOnce(t *testing.T, dir string, srv *testweb.Server) *Summary {
+	return runCrawl(t, Config{DataDir: dir, Seeds: srv.Seeds()}, srv)
 }
 
 // cdxURLs counts CDXJ lines per original URL.
@@ -240,15 +246,7 @@ func TestStandaloneFeedWithBadLines(t *testing.T) {
 	if err := os.WriteFile(path, []byte(feed.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cfg := Config{DataDir: t.TempDir(), Feeds: []string{path}, UntilIdle: true, KafkaListen: "127.0.0.1:0",
-		AdminAddr: "127.0.0.1:0", Crawl: "fc", Stream: "npld", Threads: 4, Partitions: 1, TimeZone: "Europe/London"}
-	sum, err := Run(ctx, cfg, Deps{Profile: testProfile(), Resolver: srv.Resolver(),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry(), Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := runCrawl(t, Config{DataDir: t.TempDir(), Feeds: []string{path}}, srv)
 	if sum.Feed == nil || sum.Feed.Launched != 2 || sum.Feed.BadLines != 5 {
 		t.Fatalf("feed summary %+v", sum.Feed)
 	}

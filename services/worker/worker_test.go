@@ -15,8 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	kafkatopics "github.com/trawler-crawl/trawler/kafka-topics"
-	"github.com/trawler-crawl/trawler/pkg/embedded"
+	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
 	"github.com/trawler-crawl/trawler/pkg/kafka"
 	"github.com/trawler-crawl/trawler/pkg/messages"
 	"github.com/trawler-crawl/trawler/pkg/profile"
@@ -33,31 +32,8 @@ type env struct {
 func setup(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	k, err := embedded.StartKafka(ctx, embedded.KafkaOptions{DataDir: t.TempDir(), Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = k.Close() })
-	r, err := embedded.StartRedis(ctx, embedded.RedisOptions{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
-	rdb := redis.NewClient(&redis.Options{Addr: r.Addr()})
-	t.Cleanup(func() { _ = rdb.Close() })
-	kc := kafka.Config{Brokers: k.Brokers(), ClientID: "test"}
-	cl, err := kafka.NewClient(kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	specs, err := kafka.ParseTopics(kafkatopics.Default())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := kafka.ApplyTopics(ctx, kadm.NewClient(cl), specs, 1); err != nil {
-		t.Fatal(err)
-	}
+	rdb := embeddedtest.Redis(t)
+	kc, cl := embeddedtest.Kafka(t, 1)
 	site, err := testweb.Generate(testweb.Config{Seed: 3, Hosts: 1, PagesPerHost: 8})
 	if err != nil {
 		t.Fatal(err)
