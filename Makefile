@@ -14,9 +14,12 @@ test-deps:
 build:
 	$(GO) build -trimpath -o bin/trawler ./cmd/trawler
 
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
 lint:
-	gofmt -l . | tee /dev/stderr | (! read)
+	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 
 demo:
 	$(GO) run ./cmd/trawler demo

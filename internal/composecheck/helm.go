@@ -78,7 +78,7 @@ func LoadChart(dir string) (*Chart, error) {
 		return nil, err
 	}
 	if c.Meta.APIVersion != "v2" || c.Meta.Name == "" || !semver.MatchString(c.Meta.Version) {
-		return nil, fmt.Errorf("Chart.yaml: need apiVersion v2, a name and a SemVer version; have %q, %q, %q",
+		return nil, fmt.Errorf("helm chart: Chart.yaml needs apiVersion v2, a name and a SemVer version; have %q, %q, %q",
 			c.Meta.APIVersion, c.Meta.Name, c.Meta.Version)
 	}
 	if err := readYAMLFile(filepath.Join(dir, "values.yaml"), &c.Values, false); err != nil {

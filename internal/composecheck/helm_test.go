@@ -322,7 +322,7 @@ func TestBrokenChart(t *testing.T) {
 		{"Chart.yaml unknown key", "Chart.yaml", "appVersion:", "appversion:",
 			"Chart.yaml: yaml: unmarshal errors"},
 		{"Chart.yaml version not SemVer", "Chart.yaml", "version: 0.1.0", "version: \"1.0\"",
-			`need apiVersion v2, a name and a SemVer version; have "v2", "trawler", "1.0"`},
+			`needs apiVersion v2, a name and a SemVer version; have "v2", "trawler", "1.0"`},
 		{"unknown function", "templates/cdxwriter-service.yaml", "type: ClusterIP", "type: {{ upper \"clusterip\" }}",
 			`function "upper" not defined`},
 		{"missing value", "templates/worker-deployment.yaml", "$stream.workers }}", "$stream.workerz }}",

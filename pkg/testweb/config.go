@@ -78,16 +78,16 @@ func (cfg Config) withDefaults() Config {
 func (cfg Config) Validate() error {
 	var errs []error
 	if cfg.Hosts < 0 || cfg.Hosts > MaxHosts {
-		errs = append(errs, fmt.Errorf("Hosts: %d out of range 1..%d", cfg.Hosts, MaxHosts))
+		errs = append(errs, fmt.Errorf("hosts: %d out of range 1..%d", cfg.Hosts, MaxHosts))
 	}
 	if cfg.PagesPerHost < 0 || cfg.PagesPerHost > MaxPagesPerHost {
-		errs = append(errs, fmt.Errorf("PagesPerHost: %d out of range 1..%d", cfg.PagesPerHost, MaxPagesPerHost))
+		errs = append(errs, fmt.Errorf("pagesPerHost: %d out of range 1..%d", cfg.PagesPerHost, MaxPagesPerHost))
 	}
 	if cfg.LargeFileBytes < 0 {
-		errs = append(errs, fmt.Errorf("LargeFileBytes: %d is negative", cfg.LargeFileBytes))
+		errs = append(errs, fmt.Errorf("largeFileBytes: %d is negative", cfg.LargeFileBytes))
 	}
 	if cfg.Port < 0 || cfg.Port > 65535 {
-		errs = append(errs, fmt.Errorf("Port: %d out of range 0..65535", cfg.Port))
+		errs = append(errs, fmt.Errorf("port: %d out of range 0..65535", cfg.Port))
 	}
 	if err := validateIPs(cfg.IPBase, cfg.Hosts); err != nil {
 		errs = append(errs, err)

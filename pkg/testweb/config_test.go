@@ -15,17 +15,17 @@ func TestGenerateRejectsBadConfig(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"negative hosts", Config{Hosts: -1}, "Hosts: -1 out of range"},
-		{"too many hosts", Config{Hosts: MaxHosts + 1}, "Hosts: 1001 out of range"},
-		{"negative pages", Config{PagesPerHost: -5}, "PagesPerHost: -5 out of range"},
-		{"too many pages", Config{PagesPerHost: MaxPagesPerHost + 1}, "PagesPerHost"},
-		{"negative large file", Config{LargeFileBytes: -1}, "LargeFileBytes: -1 is negative"},
-		{"bad port", Config{Port: 70000}, "Port: 70000 out of range"},
+		{"negative hosts", Config{Hosts: -1}, "hosts: -1 out of range"},
+		{"too many hosts", Config{Hosts: MaxHosts + 1}, "hosts: 1001 out of range"},
+		{"negative pages", Config{PagesPerHost: -5}, "pagesPerHost: -5 out of range"},
+		{"too many pages", Config{PagesPerHost: MaxPagesPerHost + 1}, "pagesPerHost"},
+		{"negative large file", Config{LargeFileBytes: -1}, "largeFileBytes: -1 is negative"},
+		{"bad port", Config{Port: 70000}, "port: 70000 out of range"},
 		{"not loopback", Config{IPBase: netip.MustParseAddr("10.0.0.1")}, "IPBase: 10.0.0.1 is not an IPv4 address in 127.0.0.0/8"},
 		{"ipv6", Config{IPBase: netip.MustParseAddr("::1")}, "IPBase: ::1 is not"},
 		{"network address", Config{IPBase: netip.MustParseAddr("127.0.0.0")}, "network address"},
 		{"runs past loopback", Config{Hosts: 10, IPBase: netip.MustParseAddr("127.255.255.250")}, "runs past 127.255.255.254"},
-		{"several at once", Config{Hosts: -1, PagesPerHost: -1}, "PagesPerHost: -1"},
+		{"several at once", Config{Hosts: -1, PagesPerHost: -1}, "pagesPerHost: -1"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

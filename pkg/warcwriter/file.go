@@ -82,7 +82,8 @@ func (s *slot) open() error {
 	s.warcinfoID = ""
 	s.cw = countingWriter{w: s.bw}
 	s.bw.Reset(f)
-	if _, err := s.writeRecord(info); err == nil {
+	_, err = s.writeRecord(info)
+	if err == nil {
 		err = s.bw.Flush()
 	}
 	if err != nil {
