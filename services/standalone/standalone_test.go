@@ -145,8 +145,10 @@ func validateWARCs(t *testing.T, files []string) map[string]int {
 	return responses
 }
 
-func TestStandaloneCrawlsSyntheticWebOnce(t *testing.T) {
-	site, err := testweb.Generate(testweb.Config{Seed: 7, Hosts: 3, PagesPerHost: 20})
+// startSite serves a synthetic web until the test ends.
+func startSite(t *testing.T, cfg testweb.Config) *testweb.Server {
+	t.Helper()
+	site, err := testweb.Generate(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,6 +157,11 @@ func TestStandaloneCrawlsSyntheticWebOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
+	return srv
+}
+
+func TestStandaloneCrawlsSyntheticWebOnce(t *testing.T) {
+	srv := startSite(t, testweb.Config{Seed: 7, Hosts: 3, PagesPerHost: 20})
 	dir := t.TempDir()
 
 	sum := runOnce(t, dir, srv)
@@ -218,15 +225,7 @@ func TestDataDirLocked(t *testing.T) {
 // the good targets are crawled, each bad line is reported with its line
 // number and reason, nothing stops the run.
 func TestStandaloneFeedWithBadLines(t *testing.T) {
-	site, err := testweb.Generate(testweb.Config{Seed: 11, Hosts: 2, PagesPerHost: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := site.Start(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := startSite(t, testweb.Config{Seed: 11, Hosts: 2, PagesPerHost: 5})
 	bad, err := os.ReadFile("testdata/crawl-feed-bad.jsonl")
 	if err != nil {
 		t.Fatal(err)
