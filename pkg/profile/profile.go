@@ -20,11 +20,20 @@ import (
 
 // Profile is the whole set of crawl settings.
 type Profile struct {
-	Crawl      Crawl      `yaml:"crawl"`
-	Politeness Politeness `yaml:"politeness"`
-	Fetch      Fetch      `yaml:"fetch"`
-	Scope      Scope      `yaml:"scope"`
-	WARC       WARC       `yaml:"warc"`
+	Crawl       Crawl       `yaml:"crawl"`
+	Politeness  Politeness  `yaml:"politeness"`
+	Frontier    Frontier    `yaml:"frontier"`
+	Quotas      Quotas      `yaml:"quotas"`
+	Limits      Limits      `yaml:"limits"`
+	Robots      Robots      `yaml:"robots"`
+	DNS         DNS         `yaml:"dns"`
+	Preselector Preselector `yaml:"preselector"`
+	Fetch       Fetch       `yaml:"fetch"`
+	Extract     Extract     `yaml:"extract"`
+	Render      Render      `yaml:"render"`
+	Scope       Scope       `yaml:"scope"`
+	WARC        WARC        `yaml:"warc"`
+	Sheets      Sheets      `yaml:"sheets"`
 }
 
 // Crawl names the crawl and says who runs it.
@@ -59,11 +68,8 @@ type Fetch struct {
 	// SpoolThresholdBytes is how much of a response is kept in memory
 	// before it is spooled to disk.
 	SpoolThresholdBytes int64 `yaml:"spoolThresholdBytes"`
-}
-
-// Scope settings for the default scope (seeds as SURT prefixes).
-type Scope struct {
-	MaxHops int `yaml:"maxHops"`
+	// IgnoreCookies sends no cookies and keeps none (the noCookies sheet).
+	IgnoreCookies bool `yaml:"ignoreCookies"`
 }
 
 // WARC file settings.
@@ -88,8 +94,14 @@ func Default() Profile {
 			ConnectTimeoutSeconds: 20, ReadTimeoutSeconds: 60, TotalTimeoutSeconds: 1200,
 			MaxLengthBytes: 0, SpoolThresholdBytes: 1 << 20,
 		},
-		Scope: Scope{MaxHops: 20},
-		WARC:  WARC{Prefix: "TRAWLER", MaxFileSizeBytes: 1 << 30, CompressionLevel: 6},
+		Frontier:    defaultFrontier(),
+		Quotas:      defaultQuotas(),
+		Robots:      Robots{Policy: RobotsObey, ValidityDurationSeconds: 86400},
+		DNS:         DNS{IPValidityDurationSeconds: 21600},
+		Preselector: Preselector{RecheckScope: true},
+		Extract:     Extract{Javascript: true, Sitemaps: true},
+		Scope:       defaultScope(),
+		WARC:        WARC{Prefix: "TRAWLER", MaxFileSizeBytes: 1 << 30, CompressionLevel: 6},
 	}
 }
 
@@ -136,9 +148,8 @@ func (p Profile) Validate() error {
 	if p.Fetch.MaxLengthBytes < 0 || p.Fetch.SpoolThresholdBytes <= 0 {
 		errs = append(errs, errors.New("fetch: maxLengthBytes must be >= 0 and spoolThresholdBytes > 0"))
 	}
-	if p.Scope.MaxHops < 0 {
-		errs = append(errs, errors.New("scope.maxHops: must be >= 0"))
-	}
+	errs = append(errs, p.Frontier.validate(), p.Quotas.validate(), p.Limits.validate(),
+		p.Robots.validate(), p.DNS.validate(), p.Scope.validate(), p.Sheets.validate())
 	if p.WARC.Prefix == "" || strings.ContainsAny(p.WARC.Prefix, "/ ") {
 		errs = append(errs, fmt.Errorf("warc.prefix: %q must be non-empty without spaces or slashes", p.WARC.Prefix))
 	}

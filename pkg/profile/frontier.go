@@ -1,0 +1,113 @@
+package profile
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Seen filter kinds (ARCHITECTURE.md 5.4).
+const (
+	SeenRecently = "recentlySeen"
+	SeenBloom    = "bloom"
+)
+
+// Frontier settings: queueing, retries and the seen filter. Names follow
+// Heritrix where it has one (queueAssignmentPolicy.parallelQueues,
+// preferenceDepthHops, maxRetries, retryDelaySeconds).
+type Frontier struct {
+	// ParallelQueues is how many URIs of one host may be in flight at once.
+	ParallelQueues int `yaml:"parallelQueues"`
+	// PreferenceDepthHops: URIs within this many hops of a seed go ahead of
+	// deeper ones in their host queue; -1 turns the preference off.
+	PreferenceDepthHops int `yaml:"preferenceDepthHops"`
+	MaxRetries          int `yaml:"maxRetries"`
+	RetryDelaySeconds   int `yaml:"retryDelaySeconds"`
+	// RetryServerErrors retries 5xx responses like connection failures.
+	RetryServerErrors bool `yaml:"retryServerErrors"`
+	// MaxPerHostBandwidthUsageKbSec caps the average download rate per host
+	// (Heritrix's name); 0 means no cap.
+	MaxPerHostBandwidthUsageKbSec int64 `yaml:"maxPerHostBandwidthUsageKbSec"`
+	// SeenFilter is recentlySeen (frequent crawl) or bloom (domain crawl).
+	SeenFilter string `yaml:"seenFilter"`
+	// RecrawlIntervalSeconds: a URI crawled more recently than this is not
+	// admitted again (recentlySeen).
+	RecrawlIntervalSeconds int64 `yaml:"recrawlInterval"`
+	// BloomExpectedURIs and BloomFalsePositiveRate size the Bloom filter.
+	BloomExpectedURIs      int64   `yaml:"bloomExpectedUris"`
+	BloomFalsePositiveRate float64 `yaml:"bloomFalsePositiveRate"`
+}
+
+func defaultFrontier() Frontier {
+	return Frontier{
+		ParallelQueues: 1, PreferenceDepthHops: -1, MaxRetries: 10, RetryDelaySeconds: 900,
+		SeenFilter: SeenRecently, RecrawlIntervalSeconds: 365 * 24 * 3600,
+		BloomExpectedURIs: 1_000_000_000, BloomFalsePositiveRate: 1e-4,
+	}
+}
+
+func (f Frontier) validate() error {
+	var errs []error
+	if f.ParallelQueues < 1 {
+		errs = append(errs, errors.New("frontier.parallelQueues: must be >= 1"))
+	}
+	if f.MaxRetries < 0 || f.RetryDelaySeconds < 0 {
+		errs = append(errs, errors.New("frontier: maxRetries and retryDelaySeconds must be >= 0"))
+	}
+	if f.MaxPerHostBandwidthUsageKbSec < 0 || f.RecrawlIntervalSeconds < 0 {
+		errs = append(errs, errors.New("frontier: maxPerHostBandwidthUsageKbSec and recrawlInterval must be >= 0"))
+	}
+	if f.SeenFilter != SeenRecently && f.SeenFilter != SeenBloom {
+		errs = append(errs, fmt.Errorf("frontier.seenFilter: %q is not %s or %s", f.SeenFilter, SeenRecently, SeenBloom))
+	}
+	if f.BloomExpectedURIs < 1 || f.BloomFalsePositiveRate <= 0 || f.BloomFalsePositiveRate >= 1 {
+		errs = append(errs, errors.New("frontier: bloomExpectedUris must be >= 1 and 0 < bloomFalsePositiveRate < 1"))
+	}
+	return errors.Join(errs...)
+}
+
+// Quotas are Heritrix QuotaEnforcer limits; -1 means no limit. "server" is
+// host:port, "host" the host name, "source" the source tag (target) of the
+// seed a URI descends from. Kb are kilobytes (1024 bytes).
+type Quotas struct {
+	ServerMaxFetchSuccesses int64 `yaml:"serverMaxFetchSuccesses"`
+	ServerMaxSuccessKb      int64 `yaml:"serverMaxSuccessKb"`
+	ServerMaxFetchResponses int64 `yaml:"serverMaxFetchResponses"`
+	ServerMaxAllKb          int64 `yaml:"serverMaxAllKb"`
+	HostMaxFetchSuccesses   int64 `yaml:"hostMaxFetchSuccesses"`
+	HostMaxSuccessKb        int64 `yaml:"hostMaxSuccessKb"`
+	HostMaxFetchResponses   int64 `yaml:"hostMaxFetchResponses"`
+	HostMaxAllKb            int64 `yaml:"hostMaxAllKb"`
+	SourceMaxFetchSuccesses int64 `yaml:"sourceMaxFetchSuccesses"`
+	SourceMaxSuccessKb      int64 `yaml:"sourceMaxSuccessKb"`
+	SourceMaxFetchResponses int64 `yaml:"sourceMaxFetchResponses"`
+	SourceMaxAllKb          int64 `yaml:"sourceMaxAllKb"`
+}
+
+func defaultQuotas() Quotas {
+	return Quotas{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+}
+
+func (q Quotas) validate() error {
+	for _, v := range []int64{q.ServerMaxFetchSuccesses, q.ServerMaxSuccessKb, q.ServerMaxFetchResponses, q.ServerMaxAllKb,
+		q.HostMaxFetchSuccesses, q.HostMaxSuccessKb, q.HostMaxFetchResponses, q.HostMaxAllKb,
+		q.SourceMaxFetchSuccesses, q.SourceMaxSuccessKb, q.SourceMaxFetchResponses, q.SourceMaxAllKb} {
+		if v < -1 {
+			return errors.New("quotas: each quota must be -1 (none) or >= 0")
+		}
+	}
+	return nil
+}
+
+// Limits end a crawl (Heritrix CrawlLimitEnforcer); 0 means no limit.
+type Limits struct {
+	MaxDocumentsDownload int64 `yaml:"maxDocumentsDownload"`
+	MaxBytesDownload     int64 `yaml:"maxBytesDownload"`
+	MaxTimeSeconds       int64 `yaml:"maxTimeSeconds"`
+}
+
+func (l Limits) validate() error {
+	if l.MaxDocumentsDownload < 0 || l.MaxBytesDownload < 0 || l.MaxTimeSeconds < 0 {
+		return errors.New("limits: must be >= 0 (0 means none)")
+	}
+	return nil
+}
