@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs the real servers the tests start on loopback (redis-server now;
-# clamd and Chromium as the issues that need them land). Runs apt-get only
+# Installs the real programs the tests start on loopback: redis-server, and
+# kcat (a foreign Kafka producer for the wire-compatibility test). Runs apt-get only
 # when something is missing and we are root; otherwise says what to install.
 set -euo pipefail
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+command -v kcat >/dev/null 2>&1 || need+=(kcat)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

@@ -1,11 +1,225 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
-	"errors"
+	"fmt"
 	"io"
+	"log/slog"
+	"os"
+	"sort"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/trawler-crawl/trawler/pkg/cdx"
+	"github.com/trawler-crawl/trawler/pkg/cdxindex"
+	"github.com/trawler-crawl/trawler/pkg/warcindex"
 )
 
+const cdxUsage = `usage: trawler cdx index [--format cdxj|cdx11] [--sort] FILE.warc.gz...
+       trawler cdx load --index DIR --collection NAME [--batch N] FILE...
+index writes one line per response, revisit and resource record to standard output;
+load adds WARC files, or CDX11/CDX9/CDXJ files (optionally gzipped), to an index.`
+
 func runCDX(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("cdx: not built yet (issue 8)")
+	verb, rest, err := sub(args, "index", "load")
+	if err != nil {
+		fmt.Fprintln(stderr, cdxUsage)
+		return err
+	}
+	if verb == "index" {
+		return runCDXIndex(ctx, rest, stdout, stderr)
+	}
+	return runCDXLoad(ctx, rest, stderr)
+}
+
+// problems counts the records and files a command skipped; they make the
+// exit status 1 once everything else is done.
+type problems struct {
+	w io.Writer
+	n int
+}
+
+func (p *problems) report(err error) {
+	p.n++
+	fmt.Fprintf(p.w, "error: %v\n", err)
+}
+
+func (p *problems) err() error {
+	if p.n == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d records or files could not be read (see above)", p.n)
+}
+
+func runCDXIndex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("cdx index", stderr)
+	format := fs.String("format", "cdxj", "output format: cdxj or cdx11")
+	sorted := fs.Bool("sort", false, "sort the output by URL key and time (as a CDX file for binary search), holding it in memory")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	var formatLine func(cdx.Line) string
+	switch *format {
+	case "cdxj":
+		formatLine = cdx.Line.CDXJ
+	case "cdx11":
+		formatLine = cdx.Line.CDX11
+	default:
+		return fmt.Errorf("%w: --format %q: want cdxj or cdx11", errUsage, *format)
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, cdxUsage)
+		return fmt.Errorf("%w: no WARC files given", errUsage)
+	}
+	out := bufio.NewWriterSize(stdout, 256<<10)
+	if *format == "cdx11" {
+		fmt.Fprintln(out, cdx.Header11)
+	}
+	var held []string
+	emit := func(l cdx.Line) error {
+		if *sorted {
+			held = append(held, formatLine(l))
+			return nil
+		}
+		_, err := fmt.Fprintln(out, formatLine(l))
+		return err
+	}
+	pr := &problems{w: stderr}
+	for _, path := range fs.Args() {
+		_, err := warcindex.IndexFile(ctx, path, emit, func(e *warcindex.RecordError) { pr.report(e) })
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			pr.report(err)
+		}
+	}
+	sort.Strings(held)
+	for _, l := range held {
+		fmt.Fprintln(out, l)
+	}
+	if err := out.Flush(); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	return pr.err()
+}
+
+func runCDXLoad(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := newFlagSet("cdx load", stderr)
+	dir := fs.String("index", "", "index directory (created if missing; must not be open in a running cdxwriter)")
+	collection := fs.String("collection", "", "collection to load into, [A-Za-z0-9_-]+")
+	batch := fs.Int("batch", 10000, "lines per durable write")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case *dir == "" || *collection == "" || fs.NArg() == 0:
+		fmt.Fprintln(stderr, cdxUsage)
+		return fmt.Errorf("%w: --index, --collection and at least one file are required", errUsage)
+	case *batch <= 0:
+		return fmt.Errorf("%w: --batch %d: want a positive number", errUsage, *batch)
+	}
+	if err := cdxindex.ValidateCollection(*collection); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	ix, err := cdxindex.Open(*dir, cdxindex.Options{Logger: log})
+	if err != nil {
+		return err
+	}
+	l := &loader{ix: ix, collection: *collection, batch: *batch, pr: &problems{w: stderr}, out: stderr}
+	for _, path := range fs.Args() {
+		if err := l.file(ctx, path); err != nil {
+			if ctx.Err() != nil {
+				_ = ix.Close()
+				return err
+			}
+			l.pr.report(err)
+		}
+	}
+	if err := ix.Close(); err != nil {
+		return err
+	}
+	n, _ := ix.Count(*collection)
+	fmt.Fprintf(stderr, "collection %s: %d entries\n", *collection, n)
+	return l.pr.err()
+}
+
+// loader loads files into one collection.
+type loader struct {
+	ix         *cdxindex.Index
+	collection string
+	batch      int
+	pr         *problems
+	out        io.Writer
+}
+
+func (l *loader) file(ctx context.Context, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	isWARC, err := warcindex.IsWARC(f)
+	if err != nil {
+		return fmt.Errorf("load %s: %w", path, err)
+	}
+	if isWARC {
+		return l.warc(ctx, path)
+	}
+	return l.cdxFile(ctx, path, f)
+}
+
+// warc indexes a WARC file and puts its lines in batches.
+func (l *loader) warc(ctx context.Context, path string) error {
+	lines := make([]cdx.Line, 0, l.batch)
+	var added int
+	flush := func() error {
+		if len(lines) == 0 {
+			return nil
+		}
+		if err := l.ix.Put(ctx, l.collection, lines); err != nil {
+			return err
+		}
+		added += len(lines)
+		lines = lines[:0]
+		return nil
+	}
+	st, err := warcindex.IndexFile(ctx, path, func(ln cdx.Line) error {
+		lines = append(lines, ln)
+		if len(lines) >= l.batch {
+			return flush()
+		}
+		return nil
+	}, func(e *warcindex.RecordError) { l.pr.report(e) })
+	if err == nil {
+		err = flush()
+	}
+	fmt.Fprintf(l.out, "%s: %d lines loaded from %d records, %d records skipped\n", path, added, st.Records, st.Errors)
+	return err
+}
+
+// cdxFile loads CDX or CDXJ lines, gunzipping them if needed.
+func (l *loader) cdxFile(ctx context.Context, path string, f *os.File) error {
+	br := bufio.NewReader(f)
+	var r io.Reader = br
+	if head, _ := br.Peek(2); bytes.Equal(head, []byte{0x1f, 0x8b}) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return fmt.Errorf("load %s: %w", path, err)
+		}
+		defer func() { _ = zr.Close() }()
+		r = zr
+	}
+	st, err := l.ix.Load(ctx, l.collection, r, cdxindex.LoadOptions{
+		BatchLines: l.batch,
+		OnBadLine:  func(e *cdxindex.LineError) { l.pr.report(fmt.Errorf("%s: %w", path, e)) },
+	})
+	fmt.Fprintf(l.out, "%s: %d lines loaded, %d bad lines skipped\n", path, st.Added, st.Bad)
+	if err != nil {
+		return fmt.Errorf("load %s: %w", path, err)
+	}
+	return nil
 }

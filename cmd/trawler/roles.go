@@ -102,13 +102,15 @@ func runCDXWriter(ctx context.Context, args []string, _, stderr io.Writer) error
 	var c common
 	var cc cdxwriter.Config
 	var kc kafka.Config
+	var rc redisconn.Config
 	c.register(fs, ":9100")
 	cc.RegisterFlags(fs)
 	kc.RegisterFlags(fs)
+	rc.RegisterFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if err := errorsJoin(cc.Validate(), kc.Validate()); err != nil {
+	if err := errorsJoin(cc.Validate(), kc.Validate(), rc.Validate()); err != nil {
 		return err
 	}
 	env, err := setup(c, stderr, "cdxwriter")
@@ -116,8 +118,16 @@ func runCDXWriter(ctx context.Context, args []string, _, stderr io.Writer) error
 		return err
 	}
 	defer env.admin.Close()
+	rdb, err := redisconn.Open(ctx, rc)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	env.admin.AddReadyCheck("redis", func(ctx context.Context) error { return rdb.Ping(ctx).Err() })
 	kc.ClientID = "trawler-cdxwriter"
-	w, err := cdxwriter.New(cc, kc, env.log, env.reg)
+	// No Index in Deps: the writer opens the Pebble index under --data and
+	// serves its OutbackCDX API on --cdx-addr.
+	w, err := cdxwriter.New(cc, cdxwriter.Deps{Kafka: kc, Redis: rdb, Logger: env.log, Registerer: env.reg})
 	if err != nil {
 		return err
 	}

@@ -1,211 +1,230 @@
-// Package frontier keeps the live crawl frontier in Redis: per-host queues,
-// a ready set of hosts keyed by the time each may next be fetched, leases on
-// claimed hosts and a seen filter. Every multi-key change is one Lua script,
-// so many workers in many processes can share one frontier.
+// Package frontier keeps the live crawl frontier in Redis
+// (ARCHITECTURE.md section 5): per-host queues ordered by precedence, a
+// ready set of hosts keyed by the time each may next be fetched, leases on
+// claimed URIs, per-host politeness state, quota counters, crawl totals and
+// the seen filter (recently-seen or a Bloom filter in Redis bitmaps).
 //
-// Keys all carry the hash tag of the frontier name ("{fc-npld}:…") so the
-// scripts run unchanged on Redis Cluster. Queue items are launch messages
-// (the inscope schema), so the frontier can always be rebuilt from Kafka.
+// Every change is one Lua script call that works on a batch: Admit queues
+// many candidates, Claim leases up to N URIs across ready hosts, Complete
+// settles many outcomes. Many workers in many processes share one frontier
+// safely; a crashed worker's leases expire back into the queues.
+//
+// Every key of a shard carries the shard's hash tag ("{fc-npld}:…", or
+// "{fc-npld:3}:…" with several shards) so the scripts run unchanged on
+// Redis Cluster. docs/frontier.md documents the key schema and its memory
+// use.
+//
+// Settings are per URI: candidates and outcomes carry a Policy, so sheets
+// can give each URI its own politeness, retry and quota settings.
 package frontier
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"log/slog"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/trawler-crawl/trawler/pkg/messages"
+	"github.com/trawler-crawl/trawler/pkg/profile"
 )
 
-// Item is one URI offered to the frontier.
-type Item struct {
-	// Host is the queue the URI belongs to (its authority).
-	Host string
-	// Key is the seen-filter key (the canonical form of the URL).
-	Key string
-	// Launch is the URI with everything it inherits.
-	Launch messages.Launch
+// Options configure a Frontier. Unlike Policy they hold for the whole
+// crawl.
+type Options struct {
+	// Shards splits the frontier over this many hash tags (default 1), so a
+	// Redis Cluster can spread it over nodes. Hosts are assigned to shards
+	// by a hash of their name. Source quotas are counted per shard.
+	Shards int
+	// SeenFilter is profile.SeenRecently (default) or profile.SeenBloom.
+	SeenFilter string
+	// BloomExpectedURIs and BloomFalsePositiveRate size the Bloom filter.
+	BloomExpectedURIs      int64
+	BloomFalsePositiveRate float64
+	// BloomChunkBits is the size of one Bloom bitmap key, at most 2^32
+	// (Redis strings stop at 512 MB); default 2^32.
+	BloomChunkBits uint64
+	// Now replaces time.Now, for tests. Workers sharing a frontier must
+	// have synchronised clocks: leases and ready times are wall-clock ms.
+	Now func() time.Time
+	// Logger receives reports of corrupt queue entries. Nil discards them.
+	Logger *slog.Logger
 }
 
-// Claim is a URI handed to a worker under a lease on its host.
-type Claim struct {
-	Host   string
-	Launch messages.Launch
-	raw    string
-	score  string
+// OptionsFrom takes the crawl-wide frontier settings of a profile.
+func OptionsFrom(p profile.Profile) Options {
+	return Options{
+		SeenFilter: p.Frontier.SeenFilter, BloomExpectedURIs: p.Frontier.BloomExpectedURIs,
+		BloomFalsePositiveRate: p.Frontier.BloomFalsePositiveRate,
+	}
 }
 
-// Stats counts the frontier's contents.
-type Stats struct {
-	Queued   int64 // URIs waiting in host queues
-	InFlight int64 // hosts claimed under a lease
-	Hosts    int64 // hosts with waiting URIs and no lease
+// maxChunkBits is the largest bitmap Redis allows in one string.
+const maxChunkBits = 1 << 32
+
+func (o Options) withDefaults() Options {
+	if o.Shards == 0 {
+		o.Shards = 1
+	}
+	if o.SeenFilter == "" {
+		o.SeenFilter = profile.SeenRecently
+	}
+	if o.BloomChunkBits == 0 {
+		o.BloomChunkBits = maxChunkBits
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
 }
 
-// Frontier is a Redis-backed frontier.
+func (o Options) validate() error {
+	var errs []error
+	if o.Shards < 1 || o.Shards > 1024 {
+		errs = append(errs, fmt.Errorf("shards %d: want 1..1024", o.Shards))
+	}
+	switch o.SeenFilter {
+	case profile.SeenRecently:
+	case profile.SeenBloom:
+		if o.BloomExpectedURIs < 1 || o.BloomFalsePositiveRate <= 0 || o.BloomFalsePositiveRate >= 1 {
+			errs = append(errs, fmt.Errorf("bloom: need expected URIs >= 1 (have %d) and 0 < false-positive rate < 1 (have %g)",
+				o.BloomExpectedURIs, o.BloomFalsePositiveRate))
+		}
+		if o.BloomChunkBits > maxChunkBits {
+			errs = append(errs, fmt.Errorf("bloom chunk of %d bits: Redis strings hold at most 2^32 bits", o.BloomChunkBits))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("seen filter %q: want %s or %s", o.SeenFilter, profile.SeenRecently, profile.SeenBloom))
+	}
+	return errors.Join(errs...)
+}
+
+// Frontier is a Redis-backed frontier. It is safe for concurrent use.
 type Frontier struct {
-	rdb    redis.UniversalClient
-	prefix string
-	now    func() time.Time
+	rdb      redis.UniversalClient
+	name     string
+	prefixes []string
+	mode     string // "r" recently seen, "b" Bloom
+	bloom    bloomFilter
+	now      func() time.Time
+	log      *slog.Logger
+	sc       scripts
+	rotate   atomic.Uint32
+
+	bloomMu      sync.Mutex
+	bloomChecked bool
 }
-
-// Option configures a Frontier.
-type Option func(*Frontier)
-
-// WithClock replaces time.Now, for tests.
-func WithClock(now func() time.Time) Option { return func(f *Frontier) { f.now = now } }
 
 // New returns the frontier called name (e.g. "fc-npld").
-func New(rdb redis.UniversalClient, name string, opts ...Option) *Frontier {
-	f := &Frontier{rdb: rdb, prefix: "{" + name + "}:", now: time.Now}
-	for _, o := range opts {
-		o(f)
+func New(rdb redis.UniversalClient, name string, o Options) (*Frontier, error) {
+	o = o.withDefaults()
+	if err := o.validate(); err != nil {
+		return nil, fmt.Errorf("frontier %s: %w", name, err)
 	}
-	return f
+	if name == "" {
+		return nil, errors.New("frontier: name is required")
+	}
+	f := &Frontier{rdb: rdb, name: name, mode: "r", now: o.Now, log: o.Logger, sc: newScripts()}
+	for i := range o.Shards {
+		tag := name
+		if o.Shards > 1 {
+			tag = name + ":" + strconv.Itoa(i)
+		}
+		f.prefixes = append(f.prefixes, "{"+tag+"}:")
+	}
+	if o.SeenFilter == profile.SeenBloom {
+		f.mode = "b"
+		f.bloom = newBloomFilter(o.BloomExpectedURIs, o.BloomFalsePositiveRate, o.Shards, o.BloomChunkBits)
+	}
+	return f, nil
 }
 
-// Prefix is the key prefix with its hash tag; other packages that keep
-// per-crawl state beside the frontier use it so their keys share the slot.
-func (f *Frontier) Prefix() string { return f.prefix }
+// Name is the frontier's name.
+func (f *Frontier) Name() string { return f.name }
 
-// Admit offers items; the result says which were new (not seen before) and
-// so were queued. A forceFetch item is queued even when seen.
-func (f *Frontier) Admit(ctx context.Context, items []Item) ([]bool, error) {
-	if len(items) == 0 {
-		return nil, nil
-	}
-	args := []any{f.prefix, f.now().UnixMilli()}
-	for _, it := range items {
-		if it.Host == "" || it.Key == "" {
-			return nil, fmt.Errorf("admit %q: host and key are required", it.Launch.URL)
-		}
-		b, err := json.Marshal(it.Launch)
-		if err != nil {
-			return nil, fmt.Errorf("admit %q: %w", it.Launch.URL, err)
-		}
-		force := "0"
-		if it.Launch.ForceFetch {
-			force = "1"
-		}
-		args = append(args, it.Key, it.Host, precedence(it.Launch), force, string(b))
-	}
-	res, err := admitScript.Run(ctx, f.rdb, nil, args...).Int64Slice()
-	if err != nil {
-		return nil, fmt.Errorf("frontier admit: %w", err)
-	}
-	out := make([]bool, len(res))
-	for i, v := range res {
-		out[i] = v == 1
-	}
-	return out, nil
-}
+// Prefix is the key prefix of the first shard; packages that keep
+// per-crawl state beside the frontier use it so their keys share its slot.
+func (f *Frontier) Prefix() string { return f.prefixes[0] }
 
-// precedence orders a host queue: seeds and forced URIs first, then by hop
-// depth; arrival order breaks ties inside the script.
-func precedence(l messages.Launch) int64 {
-	if l.IsSeed || l.ForceFetch {
+// shardOf assigns a host to a shard.
+func (f *Frontier) shardOf(host string) int {
+	if len(f.prefixes) == 1 {
 		return 0
 	}
-	return int64(len(l.HopPath()) + 1)
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(host))
+	return int(h.Sum32() % uint32(len(f.prefixes)))
 }
 
-// Claim leases the next ready host and pops its best URI. It returns nil
-// when no host is ready.
-func (f *Frontier) Claim(ctx context.Context, lease time.Duration) (*Claim, error) {
-	now := f.now()
-	res, err := claimScript.Run(ctx, f.rdb, nil, f.prefix, now.UnixMilli(), now.Add(lease).UnixMilli()).StringSlice()
-	if errors.Is(err, redis.Nil) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("frontier claim: %w", err)
-	}
-	if len(res) != 3 {
-		return nil, fmt.Errorf("frontier claim: unexpected reply of %d fields", len(res))
-	}
-	c := &Claim{Host: res[0], raw: res[1], score: res[2]}
-	if err := json.Unmarshal([]byte(res[1]), &c.Launch); err != nil {
-		// A corrupt item cannot be crawled; drop it so the host is not stuck.
-		_ = f.Complete(ctx, c, now)
-		return nil, fmt.Errorf("frontier claim %s: corrupt item dropped: %w", c.Host, err)
-	}
-	return c, nil
+// call is one script invocation on one shard; args exclude the prefix.
+type call struct {
+	shard int
+	args  []any
 }
 
-// Renew extends the lease on a claimed host.
-func (f *Frontier) Renew(ctx context.Context, c *Claim, lease time.Duration) error {
-	until := f.now().Add(lease).UnixMilli()
-	if err := f.rdb.ZAddXX(ctx, f.prefix+"leases", redis.Z{Score: float64(until), Member: c.Host}).Err(); err != nil {
-		return fmt.Errorf("frontier renew %s: %w", c.Host, err)
+// runAll runs a script once per call, pipelined when there are several
+// (one round trip on a single Redis), and returns the replies in order.
+func (f *Frontier) runAll(ctx context.Context, s *redis.Script, calls []call) ([]any, error) {
+	argv := func(c call) []any { return append([]any{f.prefixes[c.shard]}, c.args...) }
+	keys := func(c call) []string { return []string{f.prefixes[c.shard] + "ready"} }
+	out := make([]any, len(calls))
+	if len(calls) == 1 {
+		v, err := s.Run(ctx, f.rdb, keys(calls[0]), argv(calls[0])...).Result()
+		if err != nil {
+			return nil, err
+		}
+		out[0] = v
+		return out, nil
 	}
-	return nil
-}
-
-// Complete releases the host; it becomes ready again at nextReady if it has
-// more URIs queued.
-func (f *Frontier) Complete(ctx context.Context, c *Claim, nextReady time.Time) error {
-	if err := completeScript.Run(ctx, f.rdb, nil, f.prefix, c.Host, nextReady.UnixMilli()).Err(); err != nil && !errors.Is(err, redis.Nil) {
-		return fmt.Errorf("frontier complete %s: %w", c.Host, err)
-	}
-	return nil
-}
-
-// Reap returns URIs whose lease expired (a crashed worker) to their queues
-// without charging anything, and makes their hosts ready. It returns how
-// many it recovered.
-func (f *Frontier) Reap(ctx context.Context) (int, error) {
-	n, err := reapScript.Run(ctx, f.rdb, nil, f.prefix, f.now().UnixMilli(), f.now().UnixMilli()).Int()
-	if err != nil {
-		return 0, fmt.Errorf("frontier reap: %w", err)
-	}
-	return n, nil
-}
-
-// NextReady reports the earliest time a host becomes ready, or false when
-// no host waits.
-func (f *Frontier) NextReady(ctx context.Context) (time.Time, bool, error) {
-	zs, err := f.rdb.ZRangeWithScores(ctx, f.prefix+"ready", 0, 0).Result()
-	if err != nil {
-		return time.Time{}, false, fmt.Errorf("frontier next ready: %w", err)
-	}
-	if len(zs) == 0 {
-		return time.Time{}, false, nil
-	}
-	return time.UnixMilli(int64(zs[0].Score)), true, nil
-}
-
-// Stats reads the counters.
-func (f *Frontier) Stats(ctx context.Context) (Stats, error) {
 	pipe := f.rdb.Pipeline()
-	q := pipe.Get(ctx, f.prefix+"queued")
-	l := pipe.ZCard(ctx, f.prefix+"leases")
-	r := pipe.ZCard(ctx, f.prefix+"ready")
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return Stats{}, fmt.Errorf("frontier stats: %w", err)
+	cmds := make([]*redis.Cmd, len(calls))
+	for i, c := range calls {
+		cmds[i] = s.EvalSha(ctx, pipe, keys(c), argv(c)...)
 	}
-	queued, _ := strconv.ParseInt(q.Val(), 10, 64)
-	return Stats{Queued: queued, InFlight: l.Val(), Hosts: r.Val()}, nil
+	_, _ = pipe.Exec(ctx) // errors are read per command below
+	var errs []error
+	for i, cmd := range cmds {
+		v, err := cmd.Result()
+		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			v, err = s.Run(ctx, f.rdb, keys(calls[i]), argv(calls[i])...).Result()
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("shard %d: %w", calls[i].shard, err))
+			continue
+		}
+		out[i] = v
+	}
+	return out, errors.Join(errs...)
 }
 
-// ReleaseAll returns every leased URI to its queue at once. Only for a
-// frontier no live worker shares (the standalone embedded Redis at start).
-func (f *Frontier) ReleaseAll(ctx context.Context) (int, error) {
-	n, err := reapScript.Run(ctx, f.rdb, nil, f.prefix, "+inf", f.now().UnixMilli()).Int()
-	if err != nil {
-		return 0, fmt.Errorf("frontier release all: %w", err)
+// ms is a time as Unix milliseconds, the unit of every score.
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func toInt(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case string:
+		n, _ := strconv.ParseInt(x, 10, 64)
+		return n
 	}
-	return n, nil
+	return 0
 }
 
-// Release puts a claimed URI back at the head of its queue, uncharged, and
-// frees the host: for work interrupted by shutdown or a local failure.
-func (f *Frontier) Release(ctx context.Context, c *Claim) error {
-	if err := releaseScript.Run(ctx, f.rdb, nil, f.prefix, c.Host, f.now().UnixMilli()).Err(); err != nil {
-		return fmt.Errorf("frontier release %s: %w", c.Host, err)
+func toString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case int64:
+		return strconv.FormatInt(x, 10)
 	}
-	return nil
+	return ""
 }

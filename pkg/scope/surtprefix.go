@@ -1,9 +1,3 @@
-// Package scope decides whether a discovered URI belongs to the crawl.
-//
-// This first version is Heritrix's default frequent-crawl scope: seeds as
-// SURT prefixes (a seed admits everything under its implied prefix), a
-// maximum hop count, and an http/https scheme check. The decide-rule engine
-// of ARCHITECTURE.md section 9 replaces it behind the same Decider seam.
 package scope
 
 import (
@@ -18,17 +12,20 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/surt"
 )
 
-// Decision is the outcome of a scope check, recorded in crawled events as
-// extra_info.scopeDecision.
-type Decision struct {
+// SimpleDecision is the outcome of SurtPrefixes.Decide.
+//
+// Deprecated: the worker moves to Engine and Decision.
+type SimpleDecision struct {
 	Accept bool
 	// Rule is e.g. "ACCEPT by rule #1 SurtPrefixedDecideRule".
 	Rule string
 }
 
-// SurtPrefixes is a seeds-as-SURT-prefix scope whose prefix set lives in
-// Redis, so every worker sees every seed's prefix. Each process keeps a
-// sorted copy and reloads it when the shared version counter moves.
+// SurtPrefixes is the first, fixed scope (seed prefixes, a hop limit, an
+// http/https check) whose prefix set lives in Redis. It stays until the
+// worker is rewired to Engine, which replaces it.
+//
+// Deprecated: use Engine with Seeds.
 type SurtPrefixes struct {
 	rdb     redis.UniversalClient
 	key     string
@@ -94,20 +91,20 @@ func (s *SurtPrefixes) Refresh(ctx context.Context) error {
 }
 
 // Decide checks one URI given its hop path from the seed.
-func (s *SurtPrefixes) Decide(rawURL, hopPath string, isSeed bool) Decision {
+func (s *SurtPrefixes) Decide(rawURL, hopPath string, isSeed bool) SimpleDecision {
 	if isSeed {
-		return Decision{Accept: true, Rule: "ACCEPT by rule #0 SeedAcceptDecideRule"}
+		return SimpleDecision{Accept: true, Rule: "ACCEPT by rule #0 SeedAcceptDecideRule"}
 	}
 	if !strings.HasPrefix(rawURL, "http://") && !strings.HasPrefix(rawURL, "https://") {
-		return Decision{Rule: "REJECT by rule #3 SchemeNotInSetDecideRule"}
+		return SimpleDecision{Rule: "REJECT by rule #3 SchemeNotInSetDecideRule"}
 	}
 	if s.maxHops > 0 && len(hopPath) > s.maxHops {
-		return Decision{Rule: "REJECT by rule #2 TooManyHopsDecideRule"}
+		return SimpleDecision{Rule: "REJECT by rule #2 TooManyHopsDecideRule"}
 	}
 	if s.matches(surt.Heritrix(rawURL)) {
-		return Decision{Accept: true, Rule: "ACCEPT by rule #1 SurtPrefixedDecideRule"}
+		return SimpleDecision{Accept: true, Rule: "ACCEPT by rule #1 SurtPrefixedDecideRule"}
 	}
-	return Decision{Rule: "REJECT by rule #0 RejectDecideRule"}
+	return SimpleDecision{Rule: "REJECT by rule #0 RejectDecideRule"}
 }
 
 // matches reports whether any prefix in the set is a prefix of su, by

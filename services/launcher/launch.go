@@ -3,6 +3,7 @@ package launcher
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/trawler-crawl/trawler/pkg/messages"
@@ -12,9 +13,10 @@ import (
 const (
 	// LaunchTimestampLayout is the 14-digit UTC form of launchTimestamp.
 	LaunchTimestampLayout = "20060102150405"
-	// MessageTimestampLayout is the ISO-8601 UTC form of the message
-	// timestamp, with an explicit Z so no reader takes it for local time.
-	MessageTimestampLayout = "2006-01-02T15:04:05.000000Z"
+	// MessageTimestampLayout is the ISO-8601 form of the message timestamp,
+	// in UTC without a zone, as UKWA's launcher writes it (ARCHITECTURE.md
+	// 4.1: no zone means UTC). Java readers parse it as a LocalDateTime.
+	MessageTimestampLayout = "2006-01-02T15:04:05.000000"
 )
 
 // Names used in launch messages.
@@ -42,6 +44,11 @@ type LaunchOptions struct {
 // (ARCHITECTURE.md 4.1): a forced GET of the seed, tagged with the target
 // as its source, carrying the launch timestamp so the seed and its near
 // outlinks are refetched, and the sheets for the target's settings.
+//
+// Every seed of a target carries the same source tag, SourceTag(t):
+// "tid:<id>:<first seed>", as UKWA's launcher writes it, so quotas,
+// reports and the document harvester group a target's URLs together
+// whichever seed led to them.
 func BuildLaunches(t Target, at time.Time, o LaunchOptions) ([]messages.Launch, error) {
 	if len(t.Seeds) == 0 {
 		return nil, fmt.Errorf("target %d: no seeds", t.ID)
@@ -66,6 +73,7 @@ func BuildLaunches(t Target, at time.Time, o LaunchOptions) ([]messages.Launch, 
 		return nil, fmt.Errorf("target %d: encode launch timestamp: %w", t.ID, err)
 	}
 	render := t.WebRender || o.RenderTargets[t.ID]
+	source := SourceTag(t)
 	out := make([]messages.Launch, 0, len(t.Seeds))
 	for _, seed := range t.Seeds {
 		if err := checkSeed(seed); err != nil {
@@ -86,7 +94,7 @@ func BuildLaunches(t Target, at time.Time, o LaunchOptions) ([]messages.Launch, 
 			ParentURLMetadata: messages.ParentMetadata{
 				PathFromSeed: "",
 				HeritableData: messages.HeritableData{
-					Source:          fmt.Sprintf("tid:%d:%s", t.ID, seed),
+					Source:          source,
 					Heritable:       []string{"source", "heritable", "refreshDepth"},
 					RefreshDepth:    &depth,
 					LaunchTimestamp: ts,
@@ -100,6 +108,15 @@ func BuildLaunches(t Target, at time.Time, o LaunchOptions) ([]messages.Launch, 
 		})
 	}
 	return out, nil
+}
+
+// SourceTag is the source every URL launched for t inherits:
+// "tid:<id>:<first seed>".
+func SourceTag(t Target) string {
+	if len(t.Seeds) == 0 {
+		return fmt.Sprintf("tid:%d:", t.ID)
+	}
+	return "tid:" + strconv.FormatInt(t.ID, 10) + ":" + t.Seeds[0]
 }
 
 // sheetsFor maps a target's settings to the sheets UKWA's profiles define
@@ -127,4 +144,33 @@ func sheetsFor(t Target) []string {
 		sheets = append(sheets, "noLimit")
 	}
 	return sheets
+}
+
+// SeedLaunch returns the launch message of a bulk-loaded seed (the domain
+// crawl): a GET of a seed tagged with source, with the given sheets and
+// WebRenderThis when render is set. Unlike BuildLaunches it forces no
+// fetch and carries no launch timestamp: a domain crawl admits each URL
+// once (its seen filter), and a seed already crawled need not be
+// refetched. sent is the message timestamp.
+func SeedLaunch(seed, source string, sheets []string, render bool, sent time.Time) messages.Launch {
+	var annotations []string
+	if render {
+		annotations = []string{AnnotationWebRenderThis}
+	}
+	return messages.Launch{
+		URL:       seed,
+		Method:    "GET",
+		IsSeed:    true,
+		ParentURL: seed,
+		ParentURLMetadata: messages.ParentMetadata{
+			HeritableData: messages.HeritableData{
+				Source:      source,
+				Heritable:   []string{"source", "heritable"},
+				Annotations: annotations,
+			},
+		},
+		Headers:   map[string]string{},
+		Sheets:    sheets,
+		Timestamp: sent.UTC().Format(MessageTimestampLayout),
+	}
 }

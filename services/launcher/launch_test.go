@@ -2,7 +2,6 @@ package launcher
 
 import (
 	"bufio"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,25 +13,20 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/messages"
 )
 
-// goldenLaunches returns the launch messages of testdata/launch-messages.jsonl.
-func goldenLaunches(t *testing.T) []messages.Launch {
+// goldenLines returns the lines of testdata/launch-messages.jsonl.
+func goldenLines(t *testing.T) [][]byte {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", "launch-messages.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = f.Close() })
-	var out []messages.Launch
+	var out [][]byte
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
+		if strings.TrimSpace(sc.Text()) != "" {
+			out = append(out, slices.Clone(sc.Bytes()))
 		}
-		var l messages.Launch
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatalf("golden launch: %v", err)
-		}
-		out = append(out, l)
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
@@ -40,46 +34,53 @@ func goldenLaunches(t *testing.T) []messages.Launch {
 	return out
 }
 
-// withoutVolatile clears what a comparison with a golden message must not
-// cover: the send time, and the extra heritable keys that only decode once
-// pkg/messages keeps them.
-func withoutVolatile(l messages.Launch) messages.Launch {
-	l.Timestamp = ""
-	l.ParentURLMetadata.HeritableData.Extra = nil
+// decodeWire decodes a launch message as a worker does.
+func decodeWire(t *testing.T, b []byte) messages.Launch {
+	t.Helper()
+	l, err := messages.DecodeLaunch(b)
+	if err != nil {
+		t.Fatalf("decode %s: %v", b, err)
+	}
 	return l
 }
 
+// The launches built for the golden feed's targets are, on the wire, the
+// golden launch messages UKWA's launcher wrote: every field, the legacy
+// launch_ts key included; the timestamps are the same instant.
 func TestBuildLaunchesGolden(t *testing.T) {
 	targets, _ := readTestFeed(t, "crawl-feed-npld.jsonl")
-	golden := goldenLaunches(t)
+	golden := goldenLines(t)
 	tests := []struct {
 		id     int64
 		at     time.Time
-		golden messages.Launch
+		sent   time.Duration // after at
+		golden []byte
 		seeds  int
 	}{
-		{1001, time.Date(2024, 1, 17, 9, 0, 0, 0, time.UTC), golden[0], 1},
-		{1002, time.Date(2024, 1, 17, 14, 0, 0, 0, time.UTC), golden[1], 2},
+		{1001, time.Date(2024, 1, 17, 9, 0, 0, 0, time.UTC), 1234567 * time.Microsecond, golden[0], 1},
+		{1002, time.Date(2024, 1, 17, 14, 0, 0, 0, time.UTC), 500 * time.Millisecond, golden[1], 2},
 	}
 	for _, tc := range tests {
-		sent := tc.at.Add(1234567 * time.Microsecond)
-		got, err := BuildLaunches(targetByID(t, targets, tc.id), tc.at, LaunchOptions{SentAt: sent})
+		got, err := BuildLaunches(targetByID(t, targets, tc.id), tc.at, LaunchOptions{SentAt: tc.at.Add(tc.sent)})
 		if err != nil {
 			t.Fatalf("target %d: %v", tc.id, err)
 		}
 		if len(got) != tc.seeds {
 			t.Fatalf("target %d: %d launches, want %d", tc.id, len(got), tc.seeds)
 		}
-		if g, w := withoutVolatile(got[0]), withoutVolatile(tc.golden); !reflect.DeepEqual(g, w) {
-			t.Errorf("target %d:\n got %+v\nwant %+v", tc.id, g, w)
+		wire, err := encodeLaunch(got[0])
+		if err != nil {
+			t.Fatal(err)
 		}
-		ts, err := time.Parse(time.RFC3339Nano, got[0].Timestamp)
-		if err != nil || !ts.Equal(sent) || !strings.HasSuffix(got[0].Timestamp, "Z") {
-			t.Errorf("target %d: timestamp %q (%v), want %v in UTC", tc.id, got[0].Timestamp, err, sent)
+		g, w := decodeWire(t, wire), decodeWire(t, tc.golden)
+		gt, err1 := g.Time()
+		wt, err2 := w.Time()
+		if err1 != nil || err2 != nil || !gt.Equal(wt) || strings.HasSuffix(g.Timestamp, "Z") {
+			t.Errorf("target %d: timestamp %q, want the instant of %q (%v %v)", tc.id, g.Timestamp, w.Timestamp, err1, err2)
 		}
-		launchTS := tc.golden.ParentURLMetadata.HeritableData.LaunchTimestamp
-		if extra := got[0].ParentURLMetadata.HeritableData.Extra; string(extra[launchTSKey]) != `"`+launchTS+`"` {
-			t.Errorf("target %d: launch_ts %s, want %s", tc.id, extra[launchTSKey], launchTS)
+		g.Timestamp, w.Timestamp = "", ""
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("target %d:\n got %s\nwant %s", tc.id, wire, tc.golden)
 		}
 	}
 }
@@ -94,8 +95,8 @@ func TestBuildLaunchesFields(t *testing.T) {
 	for i, l := range got {
 		h := l.ParentURLMetadata.HeritableData
 		if l.URL != tg.Seeds[i] || l.ParentURL != l.URL || l.Method != "GET" || !l.IsSeed || !l.ForceFetch || l.Hop != "" ||
-			l.ParentURLMetadata.PathFromSeed != "" || h.Source != "tid:77:"+tg.Seeds[i] || *h.RefreshDepth != 3 ||
-			h.LaunchTimestamp != "20240701090000" || l.Timestamp != "2024-07-01T09:00:00.000000Z" ||
+			l.ParentURLMetadata.PathFromSeed != "" || h.Source != "tid:77:"+tg.Seeds[0] || *h.RefreshDepth != 3 ||
+			h.LaunchTimestamp != "20240701090000" || l.Timestamp != "2024-07-01T09:00:00.000000" ||
 			!slices.Equal(h.Annotations, []string{"resetQuotas", "launchTimestamp:20240701090000"}) ||
 			!slices.Equal(h.Heritable, []string{"source", "heritable", "refreshDepth"}) || len(l.Sheets) != 0 {
 			t.Errorf("launch %d = %+v", i, l)
@@ -189,4 +190,34 @@ func TestBuildLaunchesErrors(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
 	}
+}
+
+func TestSeedLaunch(t *testing.T) {
+	sent := time.Date(2024, 3, 1, 12, 0, 0, 0, time.FixedZone("x", 3600))
+	l := SeedLaunch("https://a.example/", "https://a.example/", nil, false, sent)
+	wire, err := encodeLaunch(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"url":"https://a.example/","method":"GET","isSeed":true,"forceFetch":false,"hop":"","parentUrl":"https://a.example/",` +
+		`"parentUrlMetadata":{"pathFromSeed":"","heritableData":{"heritable":["source","heritable"],"source":"https://a.example/"}},` +
+		`"headers":{},"sheets":[],"timestamp":"2024-03-01T11:00:00.000000"}` + "\n"
+	if string(wire) != want {
+		t.Errorf("got  %s\nwant %s", wire, want)
+	}
+	l = SeedLaunch("https://b.example/x", "tid:9:https://b.example/", []string{"ignoreRobots"}, true, sent)
+	d := decodeWire(t, mustEncode(t, l))
+	if !d.IsSeed || d.ForceFetch || d.Source() != "tid:9:https://b.example/" || !slices.Equal(d.Sheets, []string{"ignoreRobots"}) ||
+		!slices.Equal(d.Annotations(), []string{AnnotationWebRenderThis}) || d.LaunchTimestamp() != "" {
+		t.Errorf("decoded %+v", d)
+	}
+}
+
+func mustEncode(t *testing.T, l messages.Launch) []byte {
+	t.Helper()
+	b, err := encodeLaunch(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

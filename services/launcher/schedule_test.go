@@ -22,12 +22,12 @@ func TestActiveGoldenFeed(t *testing.T) {
 		1007: SkipEnded, 1008: SkipFrequency, 1009: SkipNotStarted,
 	}
 	for _, tg := range targets {
-		ok, reason := activity(tg, at, london(t))
+		ok, reason := decide(tg, HourOf(at, london(t)), london(t), false)
 		if w := want[tg.ID]; ok != (w == "") || reason != w {
 			t.Errorf("target %d: active %v reason %q, want reason %q", tg.ID, ok, reason, w)
 		}
 		if Active(tg, at, london(t)) != ok {
-			t.Errorf("target %d: Active disagrees with activity", tg.ID)
+			t.Errorf("target %d: Active disagrees with decide", tg.ID)
 		}
 	}
 }
@@ -77,7 +77,7 @@ func TestActiveBoundariesAndZones(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ok, reason := activity(schedTarget(t, tc.schedules), tc.at, tc.loc)
+			ok, reason := decide(schedTarget(t, tc.schedules), HourOf(tc.at, tc.loc), tc.loc, false)
 			if ok != (tc.reason == "") || reason != tc.reason {
 				t.Errorf("active %v reason %q, want reason %q", ok, reason, tc.reason)
 			}

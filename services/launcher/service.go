@@ -1,25 +1,18 @@
 package launcher
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
-	"github.com/trawler-crawl/trawler/pkg/messages"
+	"github.com/prometheus/client_golang/prometheus"
 )
-
-// Producer writes one record to Kafka. Produce must return only once the
-// record is acknowledged (or has failed), so that a run's summary is true.
-// Implementations must be safe for use by one goroutine at a time.
-type Producer interface {
-	Produce(ctx context.Context, topic, key string, value []byte) error
-}
 
 // Clock tells the time; tests use a fixed one.
 type Clock interface {
@@ -30,16 +23,30 @@ type Clock interface {
 // (hostkey.ForURL).
 type KeyFunc func(url string) (string, error)
 
+// WaitFunc blocks until the clock reads until or ctx ends, and returns
+// ctx's error in the latter case. Serve waits through it; tests replace it
+// to step a fake clock.
+type WaitFunc func(ctx context.Context, until time.Time) error
+
 // Deps are what the launcher uses but does not own.
 type Deps struct {
 	// Producer sends launches; required unless DryRun.
 	Producer Producer
 	// KeyFunc keys each launch; required unless DryRun.
 	KeyFunc KeyFunc
+	// Ledger records what was launched, so a re-run sends nothing twice;
+	// required for Serve. Nil keeps no record: every run sends all it
+	// finds (single-machine mode, where a run happens once).
+	Ledger Ledger
 	// Logger; nil discards.
 	Logger *slog.Logger
-	// Clock stamps messages; nil means the system clock.
+	// Registerer receives the launcher's metrics; nil keeps them private.
+	Registerer prometheus.Registerer
+	// Clock stamps messages and paces progress and Serve; nil means the
+	// system clock.
 	Clock Clock
+	// Wait is how Serve sleeps; nil means a real timer.
+	Wait WaitFunc
 	// Out receives one JSON launch message per line in a dry run;
 	// required for DryRun.
 	Out io.Writer
@@ -51,8 +58,11 @@ type Deps struct {
 // maxSummaryErrors bounds the bad lines a Summary keeps across all feeds.
 const maxSummaryErrors = 100
 
-// More reasons a target is not launched, besides those of Active.
+// More reasons a target is not launched, besides those of Due.
 const (
+	// SkipAlreadyLaunched: every seed of the target was already launched
+	// for this hour (by an earlier or a concurrent run).
+	SkipAlreadyLaunched = "already_launched"
 	// SkipNoKey: none of the target's seeds could be keyed.
 	SkipNoKey = "no_key"
 	// SkipInvalid: the target cannot be turned into launches.
@@ -61,28 +71,46 @@ const (
 
 // Summary reports one run.
 type Summary struct {
-	Feeds      int // feeds read (a directory counts each file)
-	FeedErrors int // feeds that could not be opened or read to the end
-	Targets    int // valid targets read
-	Launched   int // targets at least one launch was sent for
-	Messages   int // launch messages sent (or printed)
+	Hour       time.Time // the hour launched (UTC), launchTimestamp of every message
+	Feeds      int       // feeds read (a directory counts each file)
+	FeedErrors int       // feeds that could not be opened or read to the end
+	Targets    int       // valid targets read
+	Due        int       // targets due (hourly) or active (otherwise)
+	Launched   int       // targets at least one launch was sent for
+	Messages   int       // launch messages sent (or printed)
 	// Skipped counts targets not launched, by reason (Skip* constants).
 	Skipped      map[string]int
 	BadLines     int
 	DroppedSeeds int // invalid seeds dropped from valid targets
 	SeedErrors   int // seeds dropped because KeyFunc failed
+	Repeated     int // seeds not sent because already launched this hour
 	// Errors keeps the first bad lines over all feeds.
-	Errors []LineError
+	Errors   []LineError
+	Duration time.Duration
+	Ended    time.Time
+}
+
+// String is the one-line summary the launcher command prints.
+func (s Summary) String() string {
+	reasons := make([]string, 0, len(s.Skipped))
+	for r, n := range s.Skipped {
+		reasons = append(reasons, fmt.Sprintf("%s=%d", r, n))
+	}
+	slices.Sort(reasons)
+	return fmt.Sprintf("hour %s: %d targets read, %d due, %d launched (%d messages), skipped {%s}, %d bad lines, %d feed errors",
+		s.Hour.UTC().Format(time.RFC3339), s.Targets, s.Due, s.Launched, s.Messages, strings.Join(reasons, " "),
+		s.BadLines, s.FeedErrors)
 }
 
 // Service runs the launcher.
 type Service struct {
-	cfg    Config
-	deps   Deps
-	loc    *time.Location
-	log    *slog.Logger
-	topic  string
-	render map[int64]bool // Config.RenderTargets as a set
+	cfg     Config
+	deps    Deps
+	loc     *time.Location
+	log     *slog.Logger
+	topic   string
+	render  map[int64]bool // Config.RenderTargets as a set
+	metrics *metrics
 }
 
 type systemClock struct{}
@@ -94,6 +122,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg = cfg.withDefaults()
 	loc, err := time.LoadLocation(cfg.TimeZone)
 	if err != nil {
 		return nil, fmt.Errorf("launcher config: time zone %q: %w", cfg.TimeZone, err)
@@ -112,159 +141,119 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if deps.Clock == nil {
 		deps.Clock = systemClock{}
 	}
+	if deps.Wait == nil {
+		deps.Wait = timerWait
+	}
+	m, err := newMetrics(deps.Registerer)
+	if err != nil {
+		return nil, err
+	}
 	render := make(map[int64]bool, len(cfg.RenderTargets))
 	for _, id := range cfg.RenderTargets {
 		render[id] = true
 	}
-	return &Service{cfg: cfg, deps: deps, loc: loc, log: deps.Logger, topic: cfg.Topic(), render: render}, nil
+	return &Service{cfg: cfg, deps: deps, loc: loc, log: deps.Logger, topic: cfg.Topic(), render: render, metrics: m}, nil
 }
 
-// abortError marks an error that ends the whole run (the producer or the
-// dry-run output failed), as opposed to one feed being unreadable.
+// Topic is the topic launches go to.
+func (s *Service) Topic() string { return s.topic }
+
+// abortError marks an error that ends the whole run (the producer, the
+// ledger or the dry-run output failed), as opposed to one feed being
+// unreadable.
 type abortError struct{ err error }
 
 func (e abortError) Error() string { return e.err.Error() }
 func (e abortError) Unwrap() error { return e.err }
 
-// RunOnce reads every feed and launches every target active at at. A feed
-// that cannot be opened or read is reported and the others are still
-// launched; the error then joins every feed failure. The run stops at once
-// when ctx ends or producing fails. The summary is valid in every case.
+// RunOnce reads every feed and launches every target due in the hour
+// holding at (Config.Hourly), or active then. A feed that cannot be opened
+// or read is reported and the others are still launched; the error then
+// joins every feed failure. The run stops at once when ctx ends or
+// producing or recording fails. The summary is valid in every case.
 func (s *Service) RunOnce(ctx context.Context, at time.Time) (Summary, error) {
-	sum := Summary{Skipped: map[string]int{}}
+	started := s.deps.Clock.Now()
+	r := s.newRun(HourOf(at, s.loc))
+	err := s.runFeeds(ctx, r)
+	// The last batch is sent unless the run was stopped: a feed that
+	// failed must not hold back the others' launches.
+	var abort abortError
+	if ctx.Err() == nil && !errors.As(err, &abort) {
+		if ferr := r.flush(ctx); ferr != nil {
+			err = errors.Join(fmt.Errorf("launch run: %w", ferr), err)
+		}
+	}
+	r.sum.Ended = s.deps.Clock.Now()
+	r.sum.Duration = r.sum.Ended.Sub(started)
+	s.metrics.record(r.sum, err)
+	s.log.Info("launch run finished", "hour", r.sum.Hour, "feeds", r.sum.Feeds, "feed_errors", r.sum.FeedErrors,
+		"targets", r.sum.Targets, "due", r.sum.Due, "launched", r.sum.Launched, "messages", r.sum.Messages,
+		"skipped", r.sum.Skipped, "bad_lines", r.sum.BadLines, "dropped_seeds", r.sum.DroppedSeeds,
+		"hourly", s.cfg.Hourly, "dry_run", s.cfg.DryRun, "duration", r.sum.Duration, "err", err)
+	return r.sum, err
+}
+
+func (s *Service) runFeeds(ctx context.Context, r *run) error {
 	var errs []error
 	for _, location := range s.cfg.Feeds {
 		files, err := ListFeeds(location)
 		if err != nil {
-			sum.FeedErrors++
+			r.sum.FeedErrors++
 			errs = append(errs, err)
 			s.log.Error("feed unavailable", "feed", location, "err", err)
 			continue
 		}
 		for _, f := range files {
-			err := s.runFeed(ctx, f, at, &sum)
+			err := s.runFeed(ctx, f, r)
 			if cerr := ctx.Err(); cerr != nil && err == nil {
 				err = cerr
 			}
 			var abort abortError
 			if err != nil && (errors.As(err, &abort) || ctx.Err() != nil) {
-				return sum, fmt.Errorf("launch run: %w", err)
+				return fmt.Errorf("launch run: %w", err)
 			}
 			if err != nil {
-				sum.FeedErrors++
+				r.sum.FeedErrors++
 				errs = append(errs, err)
 				s.log.Error("feed failed", "feed", f, "err", err)
 			}
 		}
 	}
-	s.log.Info("launch run finished", "at", at, "feeds", sum.Feeds, "feed_errors", sum.FeedErrors,
-		"targets", sum.Targets, "launched", sum.Launched, "messages", sum.Messages,
-		"skipped", sum.Skipped, "bad_lines", sum.BadLines, "dropped_seeds", sum.DroppedSeeds,
-		"dry_run", s.cfg.DryRun)
 	if err := errors.Join(errs...); err != nil {
-		return sum, fmt.Errorf("launch run: %w", err)
+		return fmt.Errorf("launch run: %w", err)
 	}
-	return sum, nil
+	return nil
 }
 
-func (s *Service) runFeed(ctx context.Context, location string, at time.Time, sum *Summary) error {
+func (s *Service) runFeed(ctx context.Context, location string, r *run) error {
 	rc, name, err := OpenFeed(ctx, location, s.deps.HTTPClient)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = rc.Close() }()
-	sum.Feeds++
+	r.sum.Feeds++
 	fr := FeedReader{Logger: s.log}
 	st, err := fr.ReadFeed(ctx, rc, name, func(t Target) error {
-		return s.launchTarget(ctx, t, at, sum)
+		return r.target(ctx, t)
 	})
-	sum.BadLines += st.BadLines
-	sum.DroppedSeeds += st.DroppedSeeds
+	r.sum.BadLines += st.BadLines
+	r.sum.DroppedSeeds += st.DroppedSeeds
 	for _, e := range st.Errors {
-		if len(sum.Errors) < maxSummaryErrors {
-			sum.Errors = append(sum.Errors, e)
+		if len(r.sum.Errors) < maxSummaryErrors {
+			r.sum.Errors = append(r.sum.Errors, e)
 		}
 	}
 	return err
 }
 
-// launchTarget sends the launches of one target if it is active. Only
-// failures to send are returned, as abortErrors.
-func (s *Service) launchTarget(ctx context.Context, t Target, at time.Time, sum *Summary) error {
-	sum.Targets++
-	if ok, reason := activity(t, at, s.loc); !ok {
-		sum.Skipped[reason]++
-		s.log.Debug("target not launched", "target", t.ID, "reason", reason)
+// timerWait is the real WaitFunc.
+func timerWait(ctx context.Context, until time.Time) error {
+	t := time.NewTimer(time.Until(until))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
 		return nil
 	}
-	launches, err := BuildLaunches(t, at, LaunchOptions{
-		RenderTargets: s.render,
-		SentAt:        s.deps.Clock.Now(),
-	})
-	if err != nil {
-		// ReadFeed only yields targets BuildLaunches accepts; this is a
-		// guard, not an expected path.
-		sum.Skipped[SkipInvalid]++
-		s.log.Warn("target not launched", "target", t.ID, "source", t.Source, "line", t.Line, "err", err)
-		return nil
-	}
-	sent := 0
-	for _, l := range launches {
-		ok, err := s.send(ctx, t, l)
-		if err != nil {
-			return abortError{err}
-		}
-		if ok {
-			sent++
-		} else {
-			sum.SeedErrors++
-		}
-	}
-	sum.Messages += sent
-	if sent == 0 {
-		sum.Skipped[SkipNoKey]++
-		return nil
-	}
-	sum.Launched++
-	s.log.Info("target launched", "target", t.ID, "title", t.Title, "seeds", sent, "topic", s.topic,
-		"dry_run", s.cfg.DryRun)
-	return nil
-}
-
-// send produces (or prints) one launch. It reports false without error
-// when the URL cannot be keyed, which drops that seed only.
-func (s *Service) send(ctx context.Context, t Target, l messages.Launch) (bool, error) {
-	value, err := encodeLaunch(l)
-	if err != nil {
-		return false, fmt.Errorf("target %d: %w", t.ID, err)
-	}
-	var key string
-	if s.deps.KeyFunc != nil {
-		if key, err = s.deps.KeyFunc(l.URL); err != nil {
-			s.log.Warn("seed not launched: no host key", "target", t.ID, "url", l.URL, "err", err)
-			return false, nil
-		}
-	}
-	if s.cfg.DryRun {
-		if _, err := s.deps.Out.Write(value); err != nil {
-			return false, fmt.Errorf("dry run: write launch of %s: %w", l.URL, err)
-		}
-		return true, nil
-	}
-	if err := s.deps.Producer.Produce(ctx, s.topic, key, bytes.TrimSuffix(value, []byte("\n"))); err != nil {
-		return false, fmt.Errorf("produce launch of %s to %s: %w", l.URL, s.topic, err)
-	}
-	return true, nil
-}
-
-// encodeLaunch returns the message as one JSON line. URLs keep their & and
-// < > as is: HTML escaping would only make the messages harder to read.
-func encodeLaunch(l messages.Launch) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(l); err != nil {
-		return nil, fmt.Errorf("encode launch of %s: %w", l.URL, err)
-	}
-	return buf.Bytes(), nil
 }

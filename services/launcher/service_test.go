@@ -26,13 +26,6 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/messages"
 )
 
-// kgoProducer adapts a franz-go client to Producer, as the wiring does.
-type kgoProducer struct{ cl *kgo.Client }
-
-func (p kgoProducer) Produce(ctx context.Context, topic, key string, value []byte) error {
-	return p.cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Key: []byte(key), Value: value}).FirstErr()
-}
-
 type fixedClock struct{ t time.Time }
 
 func (c fixedClock) Now() time.Time { return c.t }
@@ -88,20 +81,22 @@ func testConfig(t *testing.T, feeds ...string) Config {
 		t.Fatal(err)
 	}
 	cfg.Feeds = feeds
+	// These tests launch every active target; the hourly rule has its own.
+	cfg.Hourly = false
 	return cfg
 }
 
 func checkSummary(t *testing.T, sum Summary) {
 	t.Helper()
 	wantSkipped := map[string]int{SkipEnded: 1, SkipFrequency: 1, SkipNotStarted: 1}
-	if sum.Feeds != 2 || sum.FeedErrors != 0 || sum.Targets != 13 || sum.Launched != 10 || sum.Messages != 11 ||
+	if sum.Feeds != 2 || sum.FeedErrors != 0 || sum.Targets != 13 || sum.Due != 10 || sum.Launched != 10 || sum.Messages != 11 ||
 		sum.BadLines != 5 || len(sum.Errors) != 5 || sum.DroppedSeeds != 2 || sum.SeedErrors != 0 ||
 		!maps.Equal(sum.Skipped, wantSkipped) {
 		t.Errorf("summary %+v", sum)
 	}
 }
 
-func newCluster(t *testing.T, topics ...string) *kfake.Cluster {
+func newCluster(t testing.TB, topics ...string) *kfake.Cluster {
 	t.Helper()
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, topics...))
 	if err != nil {
@@ -111,7 +106,7 @@ func newCluster(t *testing.T, topics ...string) *kfake.Cluster {
 	return c
 }
 
-func newClient(t *testing.T, c *kfake.Cluster, opts ...kgo.Opt) *kgo.Client {
+func newClient(t testing.TB, c *kfake.Cluster, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
 	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}, opts...)...)
 	if err != nil {
@@ -147,8 +142,9 @@ func TestRunOnceKafka(t *testing.T) {
 	var logs bytes.Buffer
 	cfg := testConfig(t, testFeedDir(t))
 	cfg.RenderTargets = []int64{1004}
+	cfg.ProgressEvery = 5
 	svc, err := New(cfg, Deps{
-		Producer: kgoProducer{newClient(t, c)},
+		Producer: NewKafkaProducer(newClient(t, c)),
 		KeyFunc:  hostKey,
 		Logger:   slog.New(slog.NewJSONHandler(&logs, nil)),
 		Clock:    fixedClock{runAt.Add(2 * time.Second)},
@@ -173,7 +169,7 @@ func TestRunOnceKafka(t *testing.T) {
 			t.Errorf("%s: key %q topic %s", l.URL, r.Key, r.Topic)
 		}
 		h := l.ParentURLMetadata.HeritableData
-		if h.LaunchTimestamp != "20240601120000" || l.Timestamp != "2024-06-01T12:00:02.000000Z" || !l.IsSeed {
+		if h.LaunchTimestamp != "20240601120000" || l.Timestamp != "2024-06-01T12:00:02.000000" || !l.IsSeed {
 			t.Errorf("%s: launch %+v", l.URL, l)
 		}
 		if render := slices.Contains(h.Annotations, AnnotationWebRenderThis); render != (l.URL == "https://files.example.org/report.pdf") {
@@ -184,7 +180,7 @@ func TestRunOnceKafka(t *testing.T) {
 	if !slices.Equal(urls, wantURLs) {
 		t.Errorf("launched %v\nwant %v", urls, wantURLs)
 	}
-	for _, want := range []string{`"msg":"bad feed line skipped"`, `"line":7`, `"msg":"launch run finished"`} {
+	for _, want := range []string{`"msg":"bad feed line skipped"`, `"line":7`, `"msg":"launch run finished"`, `"msg":"launch progress"`} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("logs lack %s", want)
 		}
@@ -266,7 +262,9 @@ func TestRunOnceProduceFailureStopsRun(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "broker unavailable") || !strings.Contains(err.Error(), "produce launch of https://ok.example.org/ to fc.tocrawl.npld") {
 		t.Fatalf("error %v", err)
 	}
-	if p.calls != 1 || sum.Launched != 0 || sum.Feeds != 1 {
+	// Launches are sent in batches, here one for both feeds: nothing was
+	// sent when the first send failed.
+	if p.calls != 1 || sum.Launched != 0 || sum.Messages != 0 || sum.Feeds != 2 {
 		t.Errorf("%d produce calls, summary %+v", p.calls, sum)
 	}
 }
@@ -373,5 +371,47 @@ func TestNewChecksDeps(t *testing.T) {
 		if _, err := New(tc.cfg, tc.deps); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+func TestConfigHourlyAndTuning(t *testing.T) {
+	var cfg Config
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	cfg.RegisterFlags(fs)
+	if err := fs.Parse([]string{"-feed", "f"}); err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Hourly || cfg.RecordTTL != DefaultRecordTTL || cfg.CatchUpHours != 1 || cfg.RefreshDepth != 1 {
+		t.Errorf("defaults %+v", cfg)
+	}
+	if err := fs.Parse([]string{"-all-active"}); err != nil || cfg.Hourly {
+		t.Errorf("--all-active: hourly %v, %v", cfg.Hourly, err)
+	}
+	if err := fs.Parse([]string{"-all-active=false"}); err != nil || !cfg.Hourly {
+		t.Errorf("--all-active=false: hourly %v, %v", cfg.Hourly, err)
+	}
+	if err := fs.Parse([]string{"-all-active=maybe"}); err == nil {
+		t.Error("--all-active=maybe accepted")
+	}
+	tests := []struct {
+		name   string
+		change func(*Config)
+		want   string
+	}{
+		{"negative batch", func(c *Config) { c.BatchSize = -1 }, "batch size is negative"},
+		{"negative refresh depth", func(c *Config) { c.RefreshDepth = -2 }, "refresh depth is negative"},
+		{"negative claim TTL", func(c *Config) { c.ClaimTTL = -time.Second }, "claim TTL is negative"},
+		{"records shorter than catch-up", func(c *Config) { c.RecordTTL, c.CatchUpHours = 2*time.Hour, 3 }, "must outlast the 3 catch-up hours"},
+	}
+	for _, tc := range tests {
+		c := testConfig(t, "feed.jsonl")
+		tc.change(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	// The zero value of every tuning field is its default.
+	if err := (Config{Feeds: []string{"f"}, Crawl: CrawlFrequent, Stream: "npld", TimeZone: "UTC"}).Validate(); err != nil {
+		t.Errorf("zero tuning fields: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -130,6 +131,20 @@ func (f FeedTime) In(loc *time.Location) time.Time {
 	y, mo, d := f.t.Date()
 	h, mi, s := f.t.Clock()
 	return time.Date(y, mo, d, h, mi, s, 0, loc)
+}
+
+// wall returns a time whose date and clock fields are the date as read on
+// loc's clock: the feed's own fields for a wall-clock time (even one that
+// falls in a daylight-saving gap), the instant seen in loc for a legacy
+// instant. Only its fields are meaningful, not the instant.
+func (f FeedTime) wall(loc *time.Location) time.Time {
+	if f.instant {
+		if loc == nil {
+			loc = time.UTC
+		}
+		return f.t.In(loc)
+	}
+	return f.t
 }
 
 // String returns the feed form of a wall-clock time, RFC 3339 for an
@@ -354,11 +369,14 @@ func decodeBool(raw json.RawMessage) (bool, error) {
 	if isNull(raw) {
 		return false, nil
 	}
-	var b bool
-	if jsonKind(raw) != "boolean" || json.Unmarshal(raw, &b) != nil {
-		return false, wrongType("a boolean", raw)
+	// The line is valid JSON, so a boolean is exactly true or false.
+	switch string(bytes.TrimSpace(raw)) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
 	}
-	return b, nil
+	return false, wrongType("a boolean", raw)
 }
 
 // decodeEnum reads a string that must be one of allowed; null or "" gives
@@ -407,6 +425,11 @@ func decodeSeeds(raw json.RawMessage) ([]string, []string, error) {
 	if jsonKind(raw) != "list" {
 		return nil, nil, wrongType("a list of URLs", raw)
 	}
+	// Fast path: a list of strings (or nulls) decodes in one pass.
+	var strs []string
+	if json.Unmarshal(raw, &strs) == nil {
+		return checkSeeds(strs)
+	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
 		return nil, nil, wrongType("a list of URLs", raw)
@@ -425,6 +448,23 @@ func decodeSeeds(raw json.RawMessage) ([]string, []string, error) {
 	}
 	if len(seeds) == 0 {
 		return nil, warnings, fmt.Errorf("no valid seed among %d", len(items))
+	}
+	return seeds, warnings, nil
+}
+
+// checkSeeds keeps the valid seeds of a list of strings.
+func checkSeeds(strs []string) ([]string, []string, error) {
+	seeds := make([]string, 0, len(strs))
+	var warnings []string
+	for i, s := range strs {
+		if err := checkSeed(s); err != nil {
+			warnings = append(warnings, fmt.Sprintf("seed %d dropped: %v", i+1, err))
+			continue
+		}
+		seeds = append(seeds, strings.TrimSpace(s))
+	}
+	if len(seeds) == 0 {
+		return nil, warnings, fmt.Errorf("no valid seed among %d", len(strs))
 	}
 	return seeds, warnings, nil
 }
@@ -455,8 +495,21 @@ func decodeSchedules(raw json.RawMessage, p *problems) ([]Schedule, error) {
 	if isNull(raw) {
 		return nil, nil
 	}
+	if jsonKind(raw) != "list" {
+		return nil, wrongType("a list", raw)
+	}
+	// Fast path: a list of objects decodes in one pass; anything else is
+	// taken apart item by item to say which item is wrong.
+	var ws []*wireSchedule
+	if json.Unmarshal(raw, &ws) == nil && !slices.Contains(ws, nil) {
+		out := make([]Schedule, 0, len(ws))
+		for i, w := range ws {
+			out = append(out, decodeSchedule(*w, "schedules["+strconv.Itoa(i)+"]", p))
+		}
+		return out, nil
+	}
 	var items []json.RawMessage
-	if jsonKind(raw) != "list" || json.Unmarshal(raw, &items) != nil {
+	if json.Unmarshal(raw, &items) != nil {
 		return nil, wrongType("a list", raw)
 	}
 	out := make([]Schedule, 0, len(items))
@@ -467,16 +520,21 @@ func decodeSchedules(raw json.RawMessage, p *problems) ([]Schedule, error) {
 			p.add(field, wrongType("an object", item))
 			continue
 		}
-		var s Schedule
-		var err error
-		s.StartDate, err = decodeDate(w.StartDate)
-		p.add(field+".startDate", err)
-		s.EndDate, err = decodeDate(w.EndDate)
-		p.add(field+".endDate", err)
-		p.add(field+".frequency", decodeFrequency(w.Frequency, &s.Frequency))
-		out = append(out, s)
+		out = append(out, decodeSchedule(w, field, p))
 	}
 	return out, nil
+}
+
+// decodeSchedule validates one schedule object; field names it in problems.
+func decodeSchedule(w wireSchedule, field string, p *problems) Schedule {
+	var s Schedule
+	var err error
+	s.StartDate, err = decodeDate(w.StartDate)
+	p.add(field+".startDate", err)
+	s.EndDate, err = decodeDate(w.EndDate)
+	p.add(field+".endDate", err)
+	p.add(field+".frequency", decodeFrequency(w.Frequency, &s.Frequency))
+	return s
 }
 
 func decodeFrequency(raw json.RawMessage, dst *Frequency) error {

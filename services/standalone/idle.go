@@ -71,12 +71,20 @@ func (p producer) Produce(ctx context.Context, topic, key string, value []byte) 
 	return p.cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Key: []byte(key), Value: value}).FirstErr()
 }
 
-// waitIdle returns once nothing is queued or in flight and every consumer
-// has caught up with its topic, seen twice in a row.
-func waitIdle(ctx context.Context, cl *cluster, w *worker.Worker, wcfg worker.Config, ccfg cdxwriter.Config, log *slog.Logger) error {
+// Reasons a run ends, for the summary; a crawl limit's name is another.
+const (
+	endedIdle        = "idle"
+	endedInterrupted = ""
+)
+
+// waitEnd waits for the end of the run: the crawl is idle (nothing queued
+// or in flight and every consumer caught up, seen twice in a row; only
+// with untilIdle), or a crawl limit stopped the worker claiming and what it
+// had in flight is finished and indexed, or ctx ends. It returns why.
+func waitEnd(ctx context.Context, cl *cluster, w *worker.Worker, wcfg worker.Config, ccfg cdxwriter.Config, untilIdle bool, log *slog.Logger) (string, error) {
 	kc, err := kafka.NewClient(cl.kafka)
 	if err != nil {
-		return err
+		return endedInterrupted, err
 	}
 	defer kc.Close()
 	adm := kadm.NewClient(kc)
@@ -88,11 +96,21 @@ func waitIdle(ctx context.Context, cl *cluster, w *worker.Worker, wcfg worker.Co
 	for {
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return endedInterrupted, ctx.Err()
 		case <-progress.C:
 			st, _ := w.Frontier().Stats(ctx)
-			log.Info("crawling", "queued", st.Queued, "in_flight", st.InFlight, "ready_hosts", st.Hosts)
+			log.Info("crawling", "queued", st.Queued, "in_flight", st.InFlight, "ready_hosts", st.ReadyHosts,
+				"snoozed_hosts", st.SnoozedHosts)
 		case <-t.C:
+			if limit := w.LimitReached(); limit != "" {
+				if drained(ctx, adm, w, ccfg) {
+					return limit, nil
+				}
+				continue
+			}
+			if !untilIdle {
+				continue
+			}
 			idle, err := isIdle(ctx, adm, w, wcfg, ccfg)
 			if err != nil {
 				log.Debug("idle check", "err", err)
@@ -104,10 +122,21 @@ func waitIdle(ctx context.Context, cl *cluster, w *worker.Worker, wcfg worker.Co
 				continue
 			}
 			if quiet++; quiet >= 2 {
-				return nil
+				return endedIdle, nil
 			}
 		}
 	}
+}
+
+// drained reports that nothing is in flight and the cdxwriter has indexed
+// every crawled event.
+func drained(ctx context.Context, adm *kadm.Client, w *worker.Worker, ccfg cdxwriter.Config) bool {
+	st, err := w.Frontier().Stats(ctx)
+	if err != nil || st.InFlight > 0 {
+		return false
+	}
+	lag, err := groupLag(ctx, adm, ccfg.Group(), ccfg.Topic())
+	return err == nil && lag == 0
 }
 
 func isIdle(ctx context.Context, adm *kadm.Client, w *worker.Worker, wcfg worker.Config, ccfg cdxwriter.Config) (bool, error) {

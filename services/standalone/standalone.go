@@ -163,17 +163,11 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Redis == "" {
-		// Nobody else uses an embedded Redis: leases left by a killed run
-		// belong to no live worker, so their URIs go back at once.
-		if n, err := w.Frontier().ReleaseAll(ctx); err != nil {
-			return nil, err
-		} else if n > 0 {
-			log.Info("returned URIs left in flight by the previous run", "hosts", n)
-		}
+	if err := recoverFrontier(ctx, cfg, cl, w, wcfg, d.Profile, log); err != nil {
+		return nil, err
 	}
 	ccfg := cdxwriter.Config{Crawl: cfg.Crawl, DataDir: cfg.DataDir}
-	cw, err := cdxwriter.New(ccfg, cl.kafka, log.With("role", "cdxwriter"), d.Registry)
+	cw, err := cdxwriter.New(ccfg, cdxwriter.Deps{Kafka: cl.kafka, Redis: cl.rdb, Logger: log.With("role", "cdxwriter"), Registerer: d.Registry})
 	if err != nil {
 		return nil, err
 	}
@@ -201,12 +195,7 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	}
 	log.Info("launched", "urls", launched)
 
-	var waitErr error
-	if cfg.UntilIdle {
-		waitErr = waitIdle(runCtx, cl, w, wcfg, ccfg, log)
-	} else {
-		<-runCtx.Done()
-	}
+	endedBy, waitErr := waitEnd(runCtx, cl, w, wcfg, ccfg, cfg.UntilIdle, log)
 	stop()
 	wg.Wait()
 	close(errs)
@@ -222,7 +211,7 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	sum, err := summarise(context.WithoutCancel(ctx), cfg, wcfg, ccfg, w, time.Since(started), cl.redisK)
 	all = append(all, err)
 	if sum != nil {
-		sum.Launched, sum.Feed = launched, feedSum
+		sum.Launched, sum.Feed, sum.EndedBy = launched, feedSum, endedBy
 	}
 	return sum, errors.Join(all...)
 }

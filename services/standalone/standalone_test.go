@@ -6,11 +6,11 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/base32"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -39,11 +39,16 @@ func testProfile() profile.Profile {
 // loopback listeners on ephemeral ports.
 func runCrawl(t *testing.T, cfg Config, srv *testweb.Server) *Summary {
 	t.Helper()
+	return runCrawlProfile(t, cfg, srv, testProfile())
+}
+
+func runCrawlProfile(t *testing.T, cfg Config, srv *testweb.Server, p profile.Profile) *Summary {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cfg.UntilIdle, cfg.KafkaListen, cfg.AdminAddr = true, "127.0.0.1:0", "127.0.0.1:0"
 	cfg.Crawl, cfg.Stream, cfg.Threads, cfg.Partitions, cfg.TimeZone = "fc", "npld", 8, 2, "Europe/London"
-	sum, err := Run(ctx, cfg, Deps{Profile: testProfile(), Resolver: srv.Resolver(),
+	sum, err := Run(ctx, cfg, Deps{Profile: p, Resolver: srv.Resolver(),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry(), Version: "test"})
 	if err != nil {
 		t.Fatalf("standalone run: %v", err)
@@ -53,32 +58,6 @@ func runCrawl(t *testing.T, cfg Config, srv *testweb.Server) *Summary {
 
 func runOnce(t *testing.T, dir string, srv *testweb.Server) *Summary {
 	return runCrawl(t, Config{DataDir: dir, Seeds: srv.Seeds()}, srv)
-}
-
-// cdxURLs counts CDXJ lines per original URL.
-func cdxURLs(t *testing.T, path string) map[string]int {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	out := map[string]int{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		parts := strings.SplitN(sc.Text(), " ", 3)
-		if len(parts) != 3 {
-			t.Fatalf("bad CDXJ line %q", sc.Text())
-		}
-		var v struct {
-			URL string `json:"url"`
-		}
-		if err := json.Unmarshal([]byte(parts[2]), &v); err != nil {
-			t.Fatalf("CDXJ json %q: %v", parts[2], err)
-		}
-		out[v.URL]++
-	}
-	return out
 }
 
 func sha1Base32(b []byte) string {
@@ -160,14 +139,10 @@ func startSite(t *testing.T, cfg testweb.Config) *testweb.Server {
 	return srv
 }
 
-func TestStandaloneCrawlsSyntheticWebOnce(t *testing.T) {
-	srv := startSite(t, testweb.Config{Seed: 7, Hosts: 3, PagesPerHost: 20})
-	dir := t.TempDir()
-
-	sum := runOnce(t, dir, srv)
-	want := srv.Reachable(testweb.ReachOptions{MaxHops: 20})
-	got := cdxURLs(t, sum.CDXPath)
-	var missing, twice []string
+// diffCrawl compares what was captured (URL -> response records) with the
+// site's reachable set and reports missing, duplicated and extra URLs.
+func diffCrawl(want []string, got map[string]int) (missing, twice, extra []string) {
+	got = maps.Clone(got)
 	for _, u := range want {
 		switch got[u] {
 		case 0:
@@ -178,18 +153,19 @@ func TestStandaloneCrawlsSyntheticWebOnce(t *testing.T) {
 		}
 		delete(got, u)
 	}
-	var extra []string
 	for u := range got {
 		extra = append(extra, u)
 	}
 	sort.Strings(extra)
-	if len(missing)+len(twice)+len(extra) > 0 {
-		t.Fatalf("crawl differs from the site's reachable set (%d URLs):\nmissing %v\ntwice %v\nextra %v",
-			len(want), missing, twice, extra)
-	}
-	if sum.URIs != int64(len(want)) {
-		t.Errorf("summary says %d URIs, want %d", sum.URIs, len(want))
-	}
+	return missing, twice, extra
+}
+
+func TestStandaloneCrawlsSyntheticWebOnce(t *testing.T) {
+	srv := startSite(t, testweb.Config{Seed: 7, Hosts: 3, PagesPerHost: 20})
+	dir := t.TempDir()
+
+	sum := runOnce(t, dir, srv)
+	want := srv.Reachable(testweb.ReachOptions{MaxHops: 20})
 	if len(sum.WARCFiles) == 0 {
 		t.Fatal("no WARC files")
 	}
@@ -197,15 +173,57 @@ func TestStandaloneCrawlsSyntheticWebOnce(t *testing.T) {
 		t.Fatalf("WARC files left open: %v", open)
 	}
 	responses := validateWARCs(t, sum.WARCFiles)
-	if int64(len(responses)) != sum.CDXLines {
-		t.Errorf("%d response records, %d CDX lines", len(responses), sum.CDXLines)
+	if missing, twice, extra := diffCrawl(want, responses); len(missing)+len(twice)+len(extra) > 0 {
+		t.Fatalf("crawl differs from the site's reachable set (%d URLs):\nmissing %v\ntwice %v\nextra %v",
+			len(want), missing, twice, extra)
+	}
+	if sum.URIs != int64(len(want)) || sum.EndedBy != endedIdle || sum.Queued != 0 {
+		t.Errorf("summary says %d URIs, ended %q, %d queued; want %d, idle, 0", sum.URIs, sum.EndedBy, sum.Queued, len(want))
 	}
 
 	// A second run on the same data directory continues the same crawl:
 	// everything is already seen, so nothing is fetched again.
 	again := runOnce(t, dir, srv)
-	if again.URIs != sum.URIs || again.CDXLines != sum.CDXLines {
-		t.Fatalf("second run recrawled: URIs %d -> %d, CDX lines %d -> %d", sum.URIs, again.URIs, sum.CDXLines, again.CDXLines)
+	if again.URIs != sum.URIs || len(validateWARCs(t, again.WARCFiles)) != len(responses) {
+		t.Fatalf("second run recrawled: URIs %d -> %d", sum.URIs, again.URIs)
+	}
+}
+
+// maxDocumentsDownload ends the run gracefully: what was in flight
+// finishes, the rest stays queued, the summary names the limit, and a
+// later run without the limit crawls the rest, nothing twice.
+func TestStandaloneCrawlLimit(t *testing.T) {
+	srv := startSite(t, testweb.Config{Seed: 5, Hosts: 2, PagesPerHost: 15})
+	dir := t.TempDir()
+	p := testProfile()
+	p.Politeness.MinDelayMs, p.Politeness.MaxDelayMs = 20, 20
+	p.Limits.MaxDocumentsDownload = 10
+	sum := runCrawlProfile(t, Config{DataDir: dir, Seeds: srv.Seeds()}, srv, p)
+	want := srv.Reachable(testweb.ReachOptions{MaxHops: 20})
+	if sum.EndedBy != "maxDocumentsDownload" || sum.URIs < 10 || sum.URIs >= int64(len(want)) || sum.Queued == 0 || sum.InFlight != 0 {
+		t.Fatalf("limited run: ended %q after %d of %d URIs, %d queued, %d in flight", sum.EndedBy, sum.URIs, len(want), sum.Queued, sum.InFlight)
+	}
+	downloaded := int64(0)
+	for code, n := range sum.ByStatus {
+		if code > 0 {
+			downloaded += n
+		}
+	}
+	if downloaded != 10 {
+		t.Fatalf("%d documents downloaded under a limit of 10 (by status %v)", downloaded, sum.ByStatus)
+	}
+	var out bytes.Buffer
+	sum.Print(&out)
+	if !strings.Contains(out.String(), "crawl limit maxDocumentsDownload reached") {
+		t.Fatalf("summary does not say which limit ended the crawl:\n%s", out.String())
+	}
+
+	rest := runCrawlProfile(t, Config{DataDir: dir, Seeds: srv.Seeds()}, srv, testProfile())
+	if missing, twice, extra := diffCrawl(want, validateWARCs(t, rest.WARCFiles)); len(missing)+len(twice)+len(extra) > 0 {
+		t.Fatalf("after the limit:\nmissing %v\ntwice %v\nextra %v", missing, twice, extra)
+	}
+	if rest.EndedBy != endedIdle || rest.URIs != int64(len(want)) {
+		t.Fatalf("second run: ended %q with %d URIs, want idle with %d", rest.EndedBy, rest.URIs, len(want))
 	}
 }
 

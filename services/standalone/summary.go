@@ -32,6 +32,13 @@ type Summary struct {
 	// targets); Feed is the launcher's report on the --feed files.
 	Launched int
 	Feed     *launcher.Summary
+	// EndedBy says why the run ended: "idle", the crawl limit that ended
+	// it (maxDocumentsDownload, maxBytesDownload, maxTimeSeconds), or ""
+	// when it was interrupted.
+	EndedBy string
+	// Queued and InFlight are what the frontier still holds; a later run
+	// on the same data directory crawls them.
+	Queued, InFlight int64
 }
 
 func summarise(ctx context.Context, cfg Config, wcfg worker.Config, ccfg cdxwriter.Config, w *worker.Worker, elapsed time.Duration, redisKind string) (*Summary, error) {
@@ -39,11 +46,15 @@ func summarise(ctx context.Context, cfg Config, wcfg worker.Config, ccfg cdxwrit
 	if err != nil {
 		return nil, err
 	}
-	s := &Summary{URIs: t.URIs, Bytes: t.Bytes, ByStatus: t.ByStatus, WARCDir: wcfg.WARCDir(),
-		CDXPath: ccfg.Path(), Elapsed: elapsed, RedisKind: redisKind}
+	st, err := w.Frontier().Stats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s := &Summary{URIs: t.URIs, Bytes: t.Bytes, ByStatus: t.ByStatus, WARCDir: wcfg.WARCDir(), Queued: st.Queued, InFlight: st.InFlight,
+		CDXPath: ccfg.IndexDir(), Elapsed: elapsed, RedisKind: redisKind}
 	s.WARCFiles, _ = filepath.Glob(filepath.Join(wcfg.WARCDir(), "*.warc.gz"))
 	sort.Strings(s.WARCFiles)
-	if n, err := countLines(ccfg.Path()); err == nil {
+	if n, err := countLines(ccfg.IndexDir()); err == nil {
 		s.CDXLines = n
 	}
 	return s, nil
@@ -79,6 +90,14 @@ func (s *Summary) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  by status:     %s\n", strings.Join(parts, ", "))
 	fmt.Fprintf(w, "  bytes:         %d\n", s.Bytes)
+	switch s.EndedBy {
+	case endedIdle:
+		fmt.Fprintf(w, "  ended:         idle, nothing left to crawl\n")
+	case endedInterrupted:
+		fmt.Fprintf(w, "  ended:         interrupted; %d URIs queued, %d in flight, kept for the next run\n", s.Queued, s.InFlight)
+	default:
+		fmt.Fprintf(w, "  ended:         crawl limit %s reached; %d URIs left queued for the next run\n", s.EndedBy, s.Queued)
+	}
 	fmt.Fprintf(w, "  launched:      %d URLs this run\n", s.Launched)
 	if f := s.Feed; f != nil {
 		fmt.Fprintf(w, "  feeds:         %d targets read, %d launched, %d bad lines, skipped %v\n",

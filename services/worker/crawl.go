@@ -31,85 +31,130 @@ func (defaultResolver) LookupIPAddr(ctx context.Context, host string) ([]net.IPA
 
 // outcome is what a fetch came to, before it is published.
 type outcome struct {
-	status   int
-	size     int64
-	length   int64
-	digest   string
-	mime     string
-	notes    []string
-	loc      *warcwriter.Location
-	inscope  []*kgo.Record
-	start    time.Time // fetch start: the WARC-Date and the CDX timestamp
-	duration time.Duration
+	status     int
+	size       int64
+	length     int64
+	digest     string
+	mime       string
+	notes      []string
+	loc        *warcwriter.Location
+	inscope    []*kgo.Record
+	start      time.Time // fetch start: the WARC-Date and the CDX timestamp
+	duration   time.Duration
+	notFetched bool // the host was not contacted
 }
 
-// crawl fetches one claimed URI and finishes it: exactly one crawled event,
-// then the host is released with its politeness delay.
+// crawl works on one claimed URI and settles it: a URI over quota finishes
+// with -5003; a transient failure with retries left goes back to the
+// frontier without a crawled event; anything else is recorded and gets
+// exactly one crawled event before its claim is completed.
 func (w *Worker) crawl(ctx context.Context, c *frontier.Claim, thread int) {
 	l := c.Launch
-	stopRenew := w.renewWhileBusy(ctx, c)
-	out := w.fetchAndRecord(ctx, l)
-	stopRenew()
-	if out == nil {
-		// Unfinished (interrupted, or the capture could not be recorded):
-		// back to its queue rather than lost.
-		if err := w.front.Release(context.WithoutCancel(ctx), c); err != nil {
-			w.log.Error("release unfinished URI; its lease will expire", "url", l.URL, "err", err)
+	pol := w.policy(l)
+	var out *outcome
+	var dec frontier.Decision
+	if q, over := pol.OverQuota(c.Usage); over {
+		out = &outcome{status: frontier.StatusBlockedByQuota, mime: "unknown", notes: []string{"Q:" + q}, start: time.Now(), notFetched: true}
+		dec = frontier.Decision{Status: out.status, Attempts: c.Retries + 1}
+	} else {
+		var resp *fetch.Response
+		resp, out = w.fetch(ctx, l)
+		if out == nil {
+			w.release(ctx, c, "fetch interrupted")
+			return
 		}
+		dec = pol.Decide(out.status, c.Retries)
+		if dec.Retry {
+			closeResp(resp)
+			w.metrics.retries.Inc()
+			w.complete(ctx, c, pol, out, dec)
+			return
+		}
+		if dec.Status != out.status { // retries exhausted: -8, nothing recorded
+			closeResp(resp)
+			out.status, out.mime = dec.Status, "unknown"
+		} else if resp != nil {
+			ok := w.record(ctx, c, resp, out)
+			resp.Close()
+			if !ok {
+				w.release(ctx, c, "capture not recorded")
+				return
+			}
+		}
+	}
+	if a := dec.Annotation(); a != "" {
+		out.notes = append(out.notes, a)
+	}
+	if !w.publish(ctx, l, thread, out) {
+		w.release(ctx, c, "publish failed")
 		return
 	}
+	w.complete(ctx, c, pol, out, dec)
+}
+
+func closeResp(r *fetch.Response) {
+	if r != nil {
+		r.Close()
+	}
+}
+
+// publish journals the admitted outlinks, then the crawled event: an event
+// is only ever published once the URIs it discovered are in the journal,
+// so a rebuild after a crash loses none of them.
+func (w *Worker) publish(ctx context.Context, l messages.Launch, thread int, out *outcome) bool {
 	ev := w.event(l, thread, out)
 	b, err := jsonMarshal(ev)
 	if err != nil {
 		w.log.Error("encode crawled event", "url", l.URL, "err", err)
-		return
+		return false
+	}
+	if len(out.inscope) > 0 {
+		if err := w.producer.ProduceSync(ctx, out.inscope...).FirstErr(); err != nil {
+			w.log.Error("publish inscope journal; the URI will be crawled again", "url", l.URL, "err", err)
+			return false
+		}
 	}
 	key, _ := hostkey.ForURL(l.URL)
-	recs := append(out.inscope, &kgo.Record{Topic: w.cfg.CrawledTopic(), Key: []byte(key), Value: b})
-	if err := w.producer.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		w.log.Error("publish crawled event; URI stays leased and will be retried", "url", l.URL, "err", err)
+	rec := &kgo.Record{Topic: w.cfg.CrawledTopic(), Key: []byte(key), Value: b}
+	if err := w.producer.ProduceSync(ctx, rec).FirstErr(); err != nil {
+		w.log.Error("publish crawled event; the URI will be crawled again", "url", l.URL, "err", err)
+		return false
+	}
+	return true
+}
+
+// complete settles the claim with its politeness delay (through the
+// Batcher, so concurrent threads share one round trip).
+func (w *Worker) complete(ctx context.Context, c *frontier.Claim, pol frontier.Policy, out *outcome, dec frontier.Decision) {
+	defer w.done(c)
+	res, err := w.batch.Complete(ctx, []frontier.Outcome{{
+		Claim: c, Status: out.status, Bytes: out.size, Duration: out.duration, NotFetched: out.notFetched, Policy: pol,
+	}})
+	if err != nil {
+		w.log.Error("complete; the lease will expire and the URI be crawled again", "url", c.Launch.URL, "err", err)
 		return
 	}
-	if err := w.front.Complete(ctx, c, time.Now().Add(w.politeness(out.duration))); err != nil {
-		w.log.Error("complete", "url", l.URL, "err", err)
+	if !res[0] {
+		w.log.Warn("lease had expired before completion; the URI was returned to the frontier", "url", c.Launch.URL)
 	}
-	w.metrics.observe(out)
-	if err := w.stats.Record(ctx, out.status, out.size); err != nil {
-		w.log.Warn("record stats", "err", err)
+	if !dec.Retry {
+		w.metrics.observe(out)
 	}
 }
 
-// renewWhileBusy keeps the host's lease alive during long fetches.
-func (w *Worker) renewWhileBusy(ctx context.Context, c *frontier.Claim) func() {
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(w.cfg.Lease / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				if err := w.front.Renew(ctx, c, w.cfg.Lease); err != nil {
-					w.log.Warn("renew lease", "host", c.Host, "err", err)
-				}
-			}
-		}
-	}()
-	return func() { close(done); <-stopped }
+// release returns an unfinished claim to its queue, uncharged.
+func (w *Worker) release(ctx context.Context, c *frontier.Claim, why string) {
+	defer w.done(c)
+	if err := w.front.Release(context.WithoutCancel(ctx), []*frontier.Claim{c}); err != nil {
+		w.log.Error("release unfinished URI; its lease will expire", "url", c.Launch.URL, "why", why, "err", err)
+	}
 }
 
-// politeness is the delay before the host may be fetched again:
-// delayFactor × fetch duration clamped to [minDelayMs, maxDelayMs].
-func (w *Worker) politeness(d time.Duration) time.Duration {
-	p := w.prof.Politeness
-	delay := time.Duration(float64(d) * p.DelayFactor)
-	return min(max(delay, time.Duration(p.MinDelayMs)*time.Millisecond), time.Duration(p.MaxDelayMs)*time.Millisecond)
-}
-
-func (w *Worker) fetchAndRecord(ctx context.Context, l messages.Launch) *outcome {
+// fetch gets the URI. A nil outcome means the work was interrupted by
+// something other than the site (shutdown, local disk): the URI goes back
+// uncharged. A failed fetch has an outcome with its status and no
+// response.
+func (w *Worker) fetch(ctx context.Context, l messages.Launch) (*fetch.Response, *outcome) {
 	hdr := http.Header{}
 	for k, v := range l.RequestHeaders() {
 		hdr.Set(k, v)
@@ -119,19 +164,22 @@ func (w *Worker) fetchAndRecord(ctx context.Context, l messages.Launch) *outcome
 	if err != nil {
 		var fe *fetch.Error
 		if !errors.As(err, &fe) {
-			// Not the site's doing (shutdown, local disk): the URI is
-			// unfinished and goes back to its queue uncharged.
 			w.log.Warn("fetch interrupted; URI returned to the frontier", "url", l.URL, "err", err)
-			return nil
+			return nil, nil
 		}
 		w.log.Debug("fetch failed", "url", l.URL, "status", fe.Status, "err", err)
-		return &outcome{status: fe.Status, mime: "unknown", start: t0, duration: time.Since(t0)}
+		return nil, &outcome{status: fe.Status, mime: "unknown", start: t0, duration: time.Since(t0)}
 	}
-	defer resp.Close()
-	out := &outcome{
+	return resp, &outcome{
 		status: resp.StatusCode, size: resp.Raw.Size(), length: resp.Payload.Size(),
 		digest: resp.PayloadDigest, mime: resp.MIME, notes: resp.Annotations, start: resp.Start, duration: resp.Duration,
 	}
+}
+
+// record writes the capture to WARC, extracts its links and admits them;
+// false means it could not be recorded and the URI must be crawled again.
+func (w *Worker) record(ctx context.Context, c *frontier.Claim, resp *fetch.Response, out *outcome) bool {
+	l := c.Launch
 	links := w.extract(l, resp)
 	outlinks := make([]warcwriter.Outlink, len(links))
 	for i, k := range links {
@@ -153,7 +201,7 @@ func (w *Worker) fetchAndRecord(ctx context.Context, l messages.Launch) *outcome
 	if err != nil {
 		w.log.Error("write WARC records", "url", l.URL, "err", err)
 		w.metrics.warcErrors.Inc()
-		return nil
+		return false
 	}
 	out.loc = &loc
 	now := time.Now()
@@ -161,16 +209,32 @@ func (w *Worker) fetchAndRecord(ctx context.Context, l messages.Launch) *outcome
 	for _, k := range links {
 		children = append(children, child(l, k.URL, string(rune(k.Hop)), now))
 	}
-	if err := w.scope.Refresh(ctx); err != nil {
-		w.log.Warn("scope refresh", "err", err)
-	}
-	recs, err := w.admit(ctx, children)
+	w.refreshScope(ctx, l.IsSeed)
+	recs, err := w.admit(ctx, children, false, c.Interrupted)
 	if err != nil {
 		w.log.Error("admit outlinks", "url", l.URL, "err", err)
-		return nil
+		return false
 	}
 	out.inscope = recs
-	return out
+	return true
+}
+
+// refreshScope reloads the shared seed prefixes before outlinks are
+// judged: at most once a second (it costs a Redis round trip), but always
+// when crawling a seed, whose prefix another worker may have added a
+// moment ago. Threads wait for a refresh in progress rather than judge
+// with a set not yet loaded.
+func (w *Worker) refreshScope(ctx context.Context, seed bool) {
+	w.scopeMu.Lock()
+	defer w.scopeMu.Unlock()
+	if !seed && time.Since(w.scopeChecked) < time.Second {
+		return
+	}
+	if err := w.scope.Refresh(ctx); err != nil {
+		w.log.Warn("scope refresh", "err", err)
+		return
+	}
+	w.scopeChecked = time.Now()
 }
 
 // extract finds links in the response headers and, for HTML and CSS, in the

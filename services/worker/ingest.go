@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -52,7 +53,7 @@ func (w *Worker) ingest(ctx context.Context, batch []kafka.Item[messages.Launch]
 	if err := w.scope.Refresh(ctx); err != nil {
 		return err
 	}
-	recs, err := w.admit(ctx, launches)
+	recs, err := w.admit(ctx, launches, true, true)
 	if err != nil {
 		return err
 	}
@@ -66,9 +67,15 @@ func (w *Worker) ingest(ctx context.Context, batch []kafka.Item[messages.Launch]
 }
 
 // admit runs the candidate chain (scope, seen filter) and queues what
-// passes. It returns the inscope journal records for the admitted URIs.
-func (w *Worker) admit(ctx context.Context, ls []messages.Launch) ([]*kgo.Record, error) {
-	items := make([]frontier.Item, 0, len(ls))
+// passes, in one frontier call shared with concurrent threads. launched
+// marks launch messages (not discovered links): their resetQuotas
+// annotation resets the quota counters. It returns the inscope journal
+// records for the URIs queued, and with rejournal also for those already
+// queued: an interrupted earlier attempt (a launch batch whose offsets were
+// not committed, a page crawled again after a crash) may have queued them
+// without journaling them, and a duplicate in the journal costs nothing.
+func (w *Worker) admit(ctx context.Context, ls []messages.Launch, launched, rejournal bool) ([]*kgo.Record, error) {
+	cands := make([]frontier.Candidate, 0, len(ls))
 	for _, l := range ls {
 		d := w.scope.Decide(l.URL, l.HopPath(), l.IsSeed)
 		if !d.Accept {
@@ -80,34 +87,41 @@ func (w *Worker) admit(ctx context.Context, ls []messages.Launch) ([]*kgo.Record
 			w.metrics.candidates.WithLabelValues("bad_url").Inc()
 			continue
 		}
-		host, err := hostkey.Authority(l.URL)
-		if err != nil {
-			w.metrics.candidates.WithLabelValues("bad_url").Inc()
-			continue
-		}
 		if l.Timestamp == "" {
 			l.Timestamp = time.Now().UTC().Format("2006-01-02T15:04:05.000")
 		}
-		items = append(items, frontier.Item{Host: host, Key: key, Launch: l})
+		cands = append(cands, frontier.Candidate{Launch: l, Policy: w.policy(l), Key: key,
+			ResetQuotas: launched && slices.Contains(l.Annotations(), "resetQuotas")})
 	}
-	added, err := w.front.Admit(ctx, items)
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	res, err := w.batch.Admit(ctx, cands)
 	if err != nil {
 		return nil, err
 	}
 	var recs []*kgo.Record
-	for i, ok := range added {
-		if !ok {
-			w.metrics.candidates.WithLabelValues("seen").Inc()
+	for i, r := range res {
+		switch {
+		case r.Verdict == frontier.Invalid:
+			w.log.Debug("candidate not queued", "url", cands[i].Launch.URL, "err", r.Err)
+			w.metrics.candidates.WithLabelValues("bad_url").Inc()
+			continue
+		case !r.New() && !(rejournal && r.Verdict == frontier.Queued):
+			w.metrics.candidates.WithLabelValues(r.Verdict.String()).Inc()
 			continue
 		}
-		w.metrics.candidates.WithLabelValues("admitted").Inc()
-		l := items[i].Launch
+		w.metrics.candidates.WithLabelValues(r.Verdict.String()).Inc()
+		l := cands[i].Launch
 		b, err := json.Marshal(l)
 		if err != nil {
 			return nil, fmt.Errorf("encode inscope %s: %w", l.URL, err)
 		}
 		key, _ := hostkey.ForURL(l.URL)
 		recs = append(recs, &kgo.Record{Topic: w.cfg.InScopeTopic(), Key: []byte(key), Value: b})
+	}
+	if len(recs) > 0 {
+		w.nudge()
 	}
 	return recs, nil
 }

@@ -2,12 +2,11 @@ package worker
 
 import (
 	"context"
-	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/redis/go-redis/v9"
+
+	"github.com/trawler-crawl/trawler/pkg/frontier"
 )
 
 type metrics struct {
@@ -17,6 +16,7 @@ type metrics struct {
 	candidates      *prometheus.CounterVec
 	launchesSkipped *prometheus.CounterVec
 	warcErrors      prometheus.Counter
+	retries         prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -32,7 +32,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 12),
 		}),
 		candidates: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "trawler_worker_candidates_total", Help: "Candidate URIs by outcome (admitted, seen, rejected, bad_url).",
+			Name: "trawler_worker_candidates_total", Help: "Candidate URIs by outcome (admitted, reprioritised, queued, seen, rejected, bad_url).",
 		}, []string{"outcome"}),
 		launchesSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "trawler_worker_launches_skipped_total", Help: "Launch messages not crawled, by reason.",
@@ -40,8 +40,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		warcErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "trawler_worker_warc_write_errors_total", Help: "Captures that could not be written to WARC.",
 		}),
+		retries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "trawler_worker_retries_total", Help: "Fetch attempts that failed transiently and were queued for a retry.",
+		}),
 	}
-	reg.MustRegister(m.fetches, m.bytes, m.fetchSeconds, m.candidates, m.launchesSkipped, m.warcErrors)
+	reg.MustRegister(m.fetches, m.bytes, m.fetchSeconds, m.candidates, m.launchesSkipped, m.warcErrors, m.retries)
 	return m
 }
 
@@ -53,63 +56,5 @@ func (m *metrics) observe(o *outcome) {
 	m.fetchSeconds.Observe(o.duration.Seconds())
 }
 
-// Stats are crawl-wide totals kept in Redis beside the frontier, so a
-// summary covers every worker and survives restarts.
-type Stats struct {
-	rdb redis.UniversalClient
-	key string
-}
-
-// NewStats keeps totals under keyPrefix + "stats".
-func NewStats(rdb redis.UniversalClient, keyPrefix string) *Stats {
-	return &Stats{rdb: rdb, key: keyPrefix + "stats"}
-}
-
-// Record counts one finished URI.
-func (s *Stats) Record(ctx context.Context, status int, size int64) error {
-	pipe := s.rdb.Pipeline()
-	pipe.HIncrBy(ctx, s.key, "status:"+strconv.Itoa(status), 1)
-	pipe.HIncrBy(ctx, s.key, "uris", 1)
-	if size > 0 {
-		pipe.HIncrBy(ctx, s.key, "bytes", size)
-	}
-	_, err := pipe.Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("stats: %w", err)
-	}
-	return nil
-}
-
-// Totals are the counters read back.
-type Totals struct {
-	URIs     int64
-	Bytes    int64
-	ByStatus map[int]int64
-}
-
-// Read returns the totals.
-func (s *Stats) Read(ctx context.Context) (Totals, error) {
-	m, err := s.rdb.HGetAll(ctx, s.key).Result()
-	if err != nil {
-		return Totals{}, fmt.Errorf("read stats: %w", err)
-	}
-	t := Totals{ByStatus: map[int]int64{}}
-	for k, v := range m {
-		n, _ := strconv.ParseInt(v, 10, 64)
-		switch {
-		case k == "uris":
-			t.URIs = n
-		case k == "bytes":
-			t.Bytes = n
-		case strings.HasPrefix(k, "status:"):
-			code, err := strconv.Atoi(strings.TrimPrefix(k, "status:"))
-			if err == nil {
-				t.ByStatus[code] = n
-			}
-		}
-	}
-	return t, nil
-}
-
-// Totals reads the crawl-wide totals.
-func (w *Worker) Totals(ctx context.Context) (Totals, error) { return w.stats.Read(ctx) }
+// Totals reads the crawl-wide totals the frontier keeps.
+func (w *Worker) Totals(ctx context.Context) (frontier.Totals, error) { return w.front.Totals(ctx) }

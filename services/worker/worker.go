@@ -35,20 +35,32 @@ type Deps struct {
 
 // Worker runs ingest and the crawl loops.
 type Worker struct {
-	cfg      Config
-	prof     profile.Profile
-	log      *slog.Logger
-	rdb      redis.UniversalClient
-	kcfg     kafka.Config
-	front    *frontier.Frontier
+	cfg   Config
+	prof  profile.Profile
+	log   *slog.Logger
+	rdb   redis.UniversalClient
+	kcfg  kafka.Config
+	front *frontier.Frontier
+	batch *frontier.Batcher
+	//lint:ignore SA1019 the lead replaces it with the decide-rule engine
 	scope    *scope.SurtPrefixes
 	fetcher  *fetch.Fetcher
 	warc     *warcwriter.Writer
 	producer *kgo.Client
 	metrics  *metrics
-	stats    *Stats
 	reg      prometheus.Registerer
 	version  string
+
+	slots *slots
+	held  held
+	wake  chan struct{}
+
+	scopeMu      sync.Mutex
+	scopeChecked time.Time
+
+	started time.Time
+	limitMu sync.Mutex
+	limit   string
 }
 
 // New builds a worker; Run starts it.
@@ -82,27 +94,52 @@ func New(cfg Config, d Deps) (*Worker, error) {
 		SpoolDir:       spool,
 		AllowPrivate:   p.Fetch.AllowPrivateAddresses,
 	}, d.Resolver)
+	front, err := NewFrontier(d.Redis, cfg, p, d.Logger)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.Registerer.Register(frontier.NewCollector(front)); err != nil {
+		return nil, fmt.Errorf("worker frontier metrics: %w", err)
+	}
 	prod, err := kafka.NewClient(d.Kafka)
 	if err != nil {
 		return nil, fmt.Errorf("worker producer: %w", err)
 	}
-	front := frontier.New(d.Redis, cfg.Name())
 	w := &Worker{
-		cfg: cfg, prof: p, log: d.Logger, rdb: d.Redis, kcfg: d.Kafka, front: front,
+		cfg: cfg, prof: p, log: d.Logger, rdb: d.Redis, kcfg: d.Kafka, front: front, batch: frontier.NewBatcher(front),
 		scope:   scope.NewSurtPrefixes(d.Redis, front.Prefix(), p.Scope.MaxHops),
 		fetcher: f, producer: prod, metrics: newMetrics(d.Registerer), version: d.Version, reg: d.Registerer,
-		stats: NewStats(d.Redis, front.Prefix()),
+		slots: newSlots(2 * cfg.Threads), held: held{m: map[*frontier.Claim]struct{}{}}, wake: make(chan struct{}, 1),
 	}
 	return w, nil
+}
+
+// NewFrontier opens the frontier a worker with cfg and profile p uses; the
+// frontier tools (rebuild, stats) open it the same way.
+func NewFrontier(rdb redis.UniversalClient, cfg Config, p profile.Profile, log *slog.Logger) (*frontier.Frontier, error) {
+	o := frontier.OptionsFrom(p)
+	o.Logger = log
+	f, err := frontier.New(rdb, cfg.Name(), o)
+	if err != nil {
+		return nil, fmt.Errorf("worker frontier: %w", err)
+	}
+	return f, nil
 }
 
 // Frontier exposes the worker's frontier, for idle detection.
 func (w *Worker) Frontier() *frontier.Frontier { return w.front }
 
+// policy is the frontier policy of one URI. Every URI gets the profile's
+// today; sheets will make it differ per URI.
+func (w *Worker) policy(l messages.Launch) frontier.Policy {
+	return frontier.PolicyOf(w.prof)
+}
+
 // Run consumes launches and crawls until ctx is cancelled, then shuts down
 // in order: stop taking work, finish in-flight fetches, close WARCs, flush
 // and commit.
 func (w *Worker) Run(ctx context.Context) error {
+	w.started = time.Now()
 	host, _ := os.Hostname()
 	// Files a crashed run left ".open" are closed before new ones start.
 	recovered, err := warcwriter.RecoverOpen(w.cfg.WARCDir(), w.log)
@@ -138,21 +175,26 @@ func (w *Worker) Run(ctx context.Context) error {
 		return fmt.Errorf("worker ingest consumer: %w", err)
 	}
 
-	// Crawl loops get their own context so that, on shutdown, they stop
-	// claiming but finish what they hold.
-	loopCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopLoops()
-	var wg sync.WaitGroup
+	// Threads get their own context so that, on shutdown, they finish what
+	// they hold after the dispatcher stops claiming.
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
+	work := make(chan *frontier.Claim, 2*w.cfg.Threads)
+	var threads, loops sync.WaitGroup
 	for i := 0; i < w.cfg.Threads; i++ {
-		wg.Add(1)
-		go func() { defer wg.Done(); w.loop(ctx, loopCtx, i) }()
+		threads.Add(1)
+		go func() { defer threads.Done(); w.thread(ctx, workCtx, work, i) }()
 	}
-	wg.Add(1)
-	go func() { defer wg.Done(); w.reapLoop(ctx) }()
+	threads.Add(1)
+	go func() { defer threads.Done(); w.dispatch(ctx, work) }()
+	loops.Add(2)
+	go func() { defer loops.Done(); w.reapLoop(ctx) }()
+	go func() { defer loops.Done(); w.renewLoop(workCtx) }()
 
 	ingestErr := ingest.Run(ctx)
-	wg.Wait()
-	stopLoops()
+	threads.Wait()
+	stopWork()
+	loops.Wait()
 
 	var errs []error
 	if ingestErr != nil && !errors.Is(ingestErr, context.Canceled) {
@@ -168,57 +210,6 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	w.producer.Close()
 	return errors.Join(errs...)
-}
-
-// loop claims hosts and crawls one URI at a time until ctx is done. A URI
-// already claimed is finished under work, which outlives ctx.
-func (w *Worker) loop(ctx, work context.Context, thread int) {
-	idle := 50 * time.Millisecond
-	for ctx.Err() == nil {
-		c, err := w.front.Claim(ctx, w.cfg.Lease)
-		if err != nil {
-			if ctx.Err() == nil {
-				w.log.Error("claim failed", "err", err)
-			}
-			idle = w.wait(ctx, idle)
-			continue
-		}
-		if c == nil {
-			idle = w.wait(ctx, idle)
-			continue
-		}
-		idle = 50 * time.Millisecond
-		w.crawl(work, c, thread)
-	}
-}
-
-// wait pauses a crawl loop that found nothing ready, backing off to one
-// second so idle workers do not hammer Redis.
-func (w *Worker) wait(ctx context.Context, d time.Duration) time.Duration {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-	return min(2*d, time.Second)
-}
-
-func (w *Worker) reapLoop(ctx context.Context) {
-	t := time.NewTicker(max(w.cfg.Lease/4, time.Second))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if n, err := w.front.Reap(ctx); err != nil {
-				w.log.Warn("reap leases", "err", err)
-			} else if n > 0 {
-				w.log.Warn("recovered expired leases", "hosts", n)
-			}
-		}
-	}
 }
 
 func (w *Worker) warcClosed(f warcwriter.ClosedFile) {

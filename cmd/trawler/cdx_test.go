@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/trawler-crawl/trawler/pkg/cdxindex"
+	"github.com/trawler-crawl/trawler/pkg/warcwriter"
+)
+
+// cdxTestWARC writes three captures with the crawler's WARC writer and
+// returns the file and the locations the writer reported.
+func cdxTestWARC(t *testing.T) (string, []warcwriter.Location) {
+	t.Helper()
+	var closed []warcwriter.ClosedFile
+	w, err := warcwriter.New(warcwriter.Config{Dir: t.TempDir(), Prefix: "CDXTEST", Hostname: "h"},
+		warcwriter.WithBufferDir(t.TempDir()), warcwriter.WithOnClose(func(cf warcwriter.ClosedFile) { closed = append(closed, cf) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var locs []warcwriter.Location
+	for i, url := range []string{"http://b.example.org/", "http://a.example.org/x", "http://a.example.org/"} {
+		resp := fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\npage %d", i)
+		loc, err := w.WriteCapture(context.Background(), warcwriter.Capture{
+			URL: url, Date: time.Date(2024, 5, 6, 7, 8, 9+i, 0, time.UTC),
+			Request:  []byte("GET / HTTP/1.1\r\n\r\n"),
+			Response: strings.NewReader(resp), ResponseLength: int64(len(resp)),
+			PayloadDigest: "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ",
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		locs = append(locs, loc)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range locs {
+		locs[i].Filename = closed[0].Name
+	}
+	return closed[0].Path, locs
+}
+
+func TestCDXIndexCommand(t *testing.T) {
+	path, locs := cdxTestWARC(t)
+	name := filepath.Base(path)
+	code, out, errOut := runCLI(t, "cdx", "index", "--format", "cdx11", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := " CDX N b a m s k r M S V g\n"
+	keys := []string{"org,example,b)/", "org,example,a)/x", "org,example,a)/"}
+	for i, u := range []string{"http://b.example.org/", "http://a.example.org/x", "http://a.example.org/"} {
+		want += fmt.Sprintf("%s 202405060708%02d %s text/html 200 3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ - - %d %d %s\n",
+			keys[i], 9+i, u, locs[i].Length, locs[i].Offset, name)
+	}
+	if out != want {
+		t.Errorf("cdx11 output:\n%s\nwant\n%s", out, want)
+	}
+
+	code, out, _ = runCLI(t, "cdx", "index", "--sort", path)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "org,example,a)/ 20240506070811 {\"url\":\"http://a.example.org/\"") ||
+		!strings.Contains(lines[0], fmt.Sprintf(`"offset":"%d","filename":"%s"}`, locs[2].Offset, name)) ||
+		!strings.HasPrefix(lines[2], "org,example,b)/ ") {
+		t.Errorf("sorted cdxj: %d\n%s", code, out)
+	}
+}
+
+func TestCDXIndexBadInput(t *testing.T) {
+	path, locs := cdxTestWARC(t)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cut the last capture's response member in half.
+	bad := filepath.Join(t.TempDir(), "cut.warc.gz")
+	if err := os.WriteFile(bad, data[:locs[2].Offset+locs[2].Length/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "missing.warc.gz")
+	code, out, errOut := runCLI(t, "cdx", "index", missing, bad, path)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if n := strings.Count(out, "\n"); n != 2+3 {
+		t.Errorf("%d lines, want 2 from the cut file and 3 from the good one:\n%s", n, out)
+	}
+	for _, w := range []string{"missing.warc.gz: no such file", fmt.Sprintf("cut.warc.gz: record at offset %d: ", locs[2].Offset), "unexpected EOF", "2 records or files could not be read"} {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, errOut)
+		}
+	}
+	for _, args := range [][]string{{"cdx"}, {"cdx", "nope"}, {"cdx", "index"}, {"cdx", "index", "--format", "xml", path}, {"cdx", "load", path}} {
+		if code, _, _ := runCLI(t, args...); code == 0 {
+			t.Errorf("%v: exit 0", args)
+		}
+	}
+	if code, _, errOut := runCLI(t, "cdx", "index", "--help"); code != 0 || !strings.Contains(errOut, "-format") {
+		t.Errorf("help: %d %s", code, errOut)
+	}
+}
+
+func TestCDXLoadCommand(t *testing.T) {
+	path, locs := cdxTestWARC(t)
+	dir := t.TempDir()
+	cdxFile := filepath.Join(dir, "extra.cdx")
+	if err := os.WriteFile(cdxFile, []byte(" CDX N b a m s k r M S V g\n"+
+		"- 20230101000000 http://c.example.org/ text/html 200 - - - 10 0 old.warc.gz\n"+
+		"this line is bad\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gzFile := filepath.Join(dir, "extra.cdxj.gz")
+	f, err := os.Create(gzFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := gzip.NewWriter(f)
+	fmt.Fprintln(zw, `org,example,d)/ 20230101000000 {"url":"http://d.example.org/","offset":"5","filename":"old.warc.gz"}`)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	idx := filepath.Join(dir, "index")
+	code, _, errOut := runCLI(t, "cdx", "load", "--index", idx, "--collection", "fc", path, cdxFile, gzFile)
+	if code != 1 || !strings.Contains(errOut, "extra.cdx: line 3: ") || !strings.Contains(errOut, "collection fc: 5 entries") {
+		t.Fatalf("load: exit %d\n%s", code, errOut)
+	}
+	// Loading again changes nothing: the index is idempotent.
+	if code, _, errOut := runCLI(t, "cdx", "load", "--index", idx, "--collection", "fc", path); code != 0 || !strings.Contains(errOut, "collection fc: 5 entries") {
+		t.Fatalf("reload: exit %d\n%s", code, errOut)
+	}
+	ix, err := cdxindex.Open(idx, cdxindex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	rec := httptest.NewRecorder()
+	ix.Handler(cdxindex.HandlerOptions{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/fc?url=example.org&matchType=domain&fl=url,offset,length", nil))
+	want := fmt.Sprintf("http://a.example.org/ %d %d\nhttp://a.example.org/x %d %d\nhttp://b.example.org/ %d %d\nhttp://c.example.org/ 0 10\nhttp://d.example.org/ 5 -\n",
+		locs[2].Offset, locs[2].Length, locs[1].Offset, locs[1].Length, locs[0].Offset, locs[0].Length)
+	if rec.Body.String() != want {
+		t.Errorf("index after load:\n%s\nwant\n%s", rec.Body.String(), want)
+	}
+	if code, _, errOut := runCLI(t, "cdx", "load", "--index", idx, "--collection", "bad name", path); code != 1 || !strings.Contains(errOut, "invalid collection name") {
+		t.Errorf("bad collection: %d %s", code, errOut)
+	}
+}

@@ -1,0 +1,283 @@
+package frontier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/trawler-crawl/trawler/pkg/hostkey"
+	"github.com/trawler-crawl/trawler/pkg/messages"
+	"github.com/trawler-crawl/trawler/pkg/surt"
+)
+
+// Candidate is a URI offered to the frontier, after scope.
+type Candidate struct {
+	// Launch is the URI with everything it inherits (the inscope schema).
+	Launch messages.Launch
+	// Policy holds the URI's effective settings.
+	Policy Policy
+	// Key is the seen-filter key; empty means the SURT CDX key of the URL.
+	Key string
+	// LastCrawled is when the URI was last crawled, from the
+	// recently-crawled DB; zero if unknown. The frontier also remembers
+	// what it finished itself, so a URI finished a moment ago is not
+	// admitted again before the DB has caught up.
+	LastCrawled time.Time
+	// ResetQuotas clears the quota counters of the URI's source and of its
+	// host: set it for a launch carrying the resetQuotas annotation.
+	ResetQuotas bool
+	// JournalTime is set only by a rebuild: the time the URI was admitted
+	// according to the journal. It is queued again unless it finished after
+	// that time.
+	JournalTime time.Time
+}
+
+// Verdict is what Admit did with a candidate.
+type Verdict int
+
+// Verdicts; the first four values are the admit script's reply codes.
+const (
+	// Queued: the URI is already queued or in flight.
+	Queued Verdict = iota
+	// Admitted: the URI was queued.
+	Admitted
+	// Seen: crawled within its recrawl interval, or in the Bloom filter.
+	Seen
+	// Reprioritised: a forceFetch candidate moved an already queued URI to
+	// the front (no duplicate is queued).
+	Reprioritised
+	// Invalid: the candidate cannot be queued; AdmitResult.Err says why.
+	Invalid
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case Queued:
+		return "queued"
+	case Admitted:
+		return "admitted"
+	case Seen:
+		return "seen"
+	case Reprioritised:
+		return "reprioritised"
+	case Invalid:
+		return "invalid"
+	}
+	return "verdict(" + strconv.Itoa(int(v)) + ")"
+}
+
+// AdmitResult is the verdict on one candidate.
+type AdmitResult struct {
+	Verdict Verdict
+	Err     error // set for Invalid
+}
+
+// New reports whether the candidate was queued (and so belongs in the
+// inscope journal).
+func (r AdmitResult) New() bool { return r.Verdict == Admitted || r.Verdict == Reprioritised }
+
+// prepared is a candidate turned into script arguments.
+type prepared struct {
+	host, uk, payload, ctxID, blob string
+	level                          int
+	force, reset                   bool
+	last, interval, launch, journ  int64
+	pq                             int
+	locs                           []uint64
+}
+
+func (f *Frontier) prepare(c Candidate) (prepared, error) {
+	l := c.Launch
+	if strings.TrimSpace(l.URL) == "" {
+		return prepared{}, errors.New("candidate without URL")
+	}
+	host, err := authority(l.URL)
+	if err != nil {
+		return prepared{}, fmt.Errorf("candidate %q: %w", l.URL, err)
+	}
+	key := c.Key
+	if key == "" {
+		if key, err = surt.CDXKey(l.URL); err != nil {
+			return prepared{}, fmt.Errorf("candidate %q: seen key: %w", l.URL, err)
+		}
+	}
+	payload, err := encodePayload(l, host)
+	if err != nil {
+		return prepared{}, fmt.Errorf("candidate %q: %w", l.URL, err)
+	}
+	id, blob, err := encodeCtx(l)
+	if err != nil {
+		return prepared{}, fmt.Errorf("candidate %q: %w", l.URL, err)
+	}
+	interval := c.Policy.Frontier.RecrawlIntervalSeconds
+	if l.RecrawlInterval != nil {
+		interval = *l.RecrawlInterval
+	}
+	p := prepared{
+		host: host, uk: hashID(key), payload: payload, ctxID: id, blob: blob,
+		level: Level(l, c.Policy.Frontier.PreferenceDepthHops), force: l.ForceFetch, reset: c.ResetQuotas,
+		interval: interval * 1000, launch: launchMillis(l), pq: max(1, c.Policy.Frontier.ParallelQueues),
+	}
+	if !c.LastCrawled.IsZero() {
+		p.last = ms(c.LastCrawled)
+	}
+	if !c.JournalTime.IsZero() {
+		p.journ = ms(c.JournalTime)
+	}
+	if f.mode == "b" {
+		p.locs = f.bloom.locations(key)
+	}
+	return p, nil
+}
+
+// authority is hostkey.Authority with a fast path for URLs already in
+// WHATWG-normalised form (lower-case name, no default port), which is what
+// workers offer; anything else goes through the full parser.
+func authority(u string) (string, error) {
+	rest, ok := strings.CutPrefix(u, "http://")
+	def := ":80"
+	if !ok {
+		rest, ok = strings.CutPrefix(u, "https://")
+		def = ":443"
+	}
+	if ok {
+		end := strings.IndexAny(rest, "/?#")
+		if end < 0 {
+			end = len(rest)
+		}
+		if a := rest[:end]; plainAuthority(a) && !strings.HasSuffix(a, def) {
+			return a, nil
+		}
+	}
+	return hostkey.Authority(u)
+}
+
+// plainAuthority accepts a lower-case DNS name whose last label does not
+// start with a digit (so it is not an IPv4 form the parser would rewrite),
+// with an optional port without leading zeros.
+func plainAuthority(a string) bool {
+	host, port, hasPort := strings.Cut(a, ":")
+	if host == "" || host[0] == '.' || host[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(host); i++ {
+		c := host[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	last := host[strings.LastIndexByte(host, '.')+1:]
+	if last == "" || last[0] >= '0' && last[0] <= '9' {
+		return false
+	}
+	if !hasPort {
+		return true
+	}
+	if port == "" || port[0] == '0' || len(port) > 5 {
+		return false
+	}
+	for i := 0; i < len(port); i++ {
+		if port[i] < '0' || port[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// launchMillis is the launch timestamp a URI is compared against: a seed's
+// own, or an inherited one within refreshDepth hops of the seed (any depth
+// when the launch sets no refreshDepth). 0 when none applies.
+func launchMillis(l messages.Launch) int64 {
+	t, ok := l.LaunchTime()
+	if !ok {
+		return 0
+	}
+	if rd := l.ParentURLMetadata.HeritableData.RefreshDepth; rd != nil && !l.IsSeed && len(l.HopPath()) > *rd {
+		return 0
+	}
+	return ms(t)
+}
+
+// Admit runs the seen filter on a batch of candidates and queues those that
+// pass: one script call per shard involved. Invalid candidates get the
+// Invalid verdict with the reason and do not stop the batch; an error is
+// returned only when Redis fails.
+func (f *Frontier) Admit(ctx context.Context, cs []Candidate) ([]AdmitResult, error) {
+	res := make([]AdmitResult, len(cs))
+	if len(cs) == 0 {
+		return res, nil
+	}
+	if f.mode == "b" {
+		if err := f.checkBloom(ctx); err != nil {
+			return nil, err
+		}
+	}
+	type shardBatch struct {
+		idx  []int
+		ctx  map[string]int
+		ctxs []any
+		cand []any
+	}
+	batches := map[int]*shardBatch{}
+	var order []int
+	for i, c := range cs {
+		p, err := f.prepare(c)
+		if err != nil {
+			res[i] = AdmitResult{Verdict: Invalid, Err: err}
+			continue
+		}
+		s := f.shardOf(p.host)
+		b := batches[s]
+		if b == nil {
+			b = &shardBatch{ctx: map[string]int{}}
+			batches[s] = b
+			order = append(order, s)
+		}
+		cx, ok := b.ctx[p.ctxID]
+		if !ok {
+			b.ctxs = append(b.ctxs, p.ctxID, p.blob)
+			cx = len(b.ctx) + 1
+			b.ctx[p.ctxID] = cx
+		}
+		b.idx = append(b.idx, i)
+		b.cand = append(b.cand, p.host, p.uk, p.level, flag(p.force), p.payload, cx,
+			p.last, p.interval, p.launch, p.journ, p.pq, flag(p.reset))
+		b.cand = formatLocs(p.locs, b.cand)
+	}
+	if len(order) == 0 {
+		return res, nil
+	}
+	now := ms(f.now())
+	calls := make([]call, len(order))
+	for j, s := range order {
+		b := batches[s]
+		args := []any{now, f.mode, f.bloom.k, f.bloom.chunk, len(b.ctx)}
+		args = append(args, b.ctxs...)
+		calls[j] = call{shard: s, args: append(args, b.cand...)}
+	}
+	replies, err := f.runAll(ctx, f.sc.admit, calls)
+	if err != nil {
+		return nil, fmt.Errorf("frontier %s admit: %w", f.name, err)
+	}
+	for j, s := range order {
+		codes, _ := replies[j].([]any)
+		b := batches[s]
+		if len(codes) != len(b.idx) {
+			return nil, fmt.Errorf("frontier %s admit: %d verdicts for %d candidates", f.name, len(codes), len(b.idx))
+		}
+		for k, i := range b.idx {
+			res[i] = AdmitResult{Verdict: Verdict(toInt(codes[k]))}
+		}
+	}
+	return res, nil
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}

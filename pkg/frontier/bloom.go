@@ -1,0 +1,75 @@
+package frontier
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/bits-and-blooms/bloom/v3"
+)
+
+// bloomFilter is the geometry of one shard's Bloom filter; its bits live
+// in Redis bitmaps of chunk bits each (P bloom:<n>), set and tested inside
+// the admit script.
+type bloomFilter struct {
+	m, k, chunk uint64
+}
+
+// newBloomFilter sizes each shard's filter for its share of the expected
+// URIs, with bits-and-blooms' estimate.
+func newBloomFilter(expected int64, fp float64, shards int, chunk uint64) bloomFilter {
+	n := uint(math.Ceil(float64(expected) / float64(shards)))
+	m, k := bloom.EstimateParameters(n, fp)
+	return bloomFilter{m: uint64(m), k: uint64(k), chunk: chunk}
+}
+
+// locations are the bit positions of key, bits-and-blooms' hashing.
+func (b bloomFilter) locations(key string) []uint64 {
+	locs := bloom.Locations([]byte(key), uint(b.k))
+	for i := range locs {
+		locs[i] %= b.m
+	}
+	return locs
+}
+
+// BloomBytes is the Redis memory a Bloom filter sized for n URIs at
+// false-positive rate fp takes (its bitmaps; Redis adds little to them).
+func BloomBytes(n int64, fp float64) int64 {
+	m, _ := bloom.EstimateParameters(uint(n), fp)
+	return int64((m + 7) / 8)
+}
+
+// checkBloom makes sure the filter in Redis was built with this geometry:
+// bits set with another m or k would answer nonsense. The first frontier
+// to use a shard records its geometry.
+func (f *Frontier) checkBloom(ctx context.Context) error {
+	f.bloomMu.Lock()
+	defer f.bloomMu.Unlock()
+	if f.bloomChecked {
+		return nil
+	}
+	want := fmt.Sprintf("m=%d k=%d chunk=%d", f.bloom.m, f.bloom.k, f.bloom.chunk)
+	for _, p := range f.prefixes {
+		key := p + "bloom:params"
+		if err := f.rdb.SetNX(ctx, key, want, 0).Err(); err != nil {
+			return fmt.Errorf("bloom params %s: %w", key, err)
+		}
+		got, err := f.rdb.Get(ctx, key).Result()
+		if err != nil {
+			return fmt.Errorf("bloom params %s: %w", key, err)
+		}
+		if got != want {
+			return fmt.Errorf("bloom filter %s was built with %s but the profile now sizes it %s; keep bloomExpectedUris and bloomFalsePositiveRate fixed for a crawl", key, got, want)
+		}
+	}
+	f.bloomChecked = true
+	return nil
+}
+
+func formatLocs(locs []uint64, args []any) []any {
+	for _, l := range locs {
+		args = append(args, strconv.FormatUint(l, 10))
+	}
+	return args
+}

@@ -1,0 +1,89 @@
+package frontier
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/trawler-crawl/trawler/pkg/profile"
+)
+
+func bloomOptions(n int64, fp float64, chunk uint64) Options {
+	return Options{SeenFilter: profile.SeenBloom, BloomExpectedURIs: n, BloomFalsePositiveRate: fp, BloomChunkBits: chunk}
+}
+
+// The Bloom filter remembers every URI ever admitted, across finishing;
+// forceFetch still gets through; its bits spread over several keys when
+// the filter is larger than one chunk.
+func TestBloomSeenFilter(t *testing.T) {
+	forBackends(t, func(t *testing.T, rdb *redis.Client) {
+		f := newTestFrontier(t, rdb, newClock(), bloomOptions(2000, 0.01, 4096))
+		ctx := context.Background()
+		var cs []Candidate
+		for i := range 2000 {
+			cs = append(cs, cand(fmt.Sprintf("h%d", i%50), fmt.Sprintf("/page/%d", i), "L", false))
+		}
+		res, err := f.Admit(ctx, cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fp := 0
+		for _, r := range res {
+			if r.Verdict == Seen {
+				fp++
+			}
+		}
+		if fp > 60 { // 1% expected of 2000, plus slack
+			t.Fatalf("%d false positives among 2000 new URIs", fp)
+		}
+		again := admit(t, f, cs[0], cs[1])
+		mustEqual(t, "re-offered while queued", sprint(again), sprint([]Verdict{Queued, Queued}))
+		for {
+			got := claim(t, f, 100)
+			if len(got) == 0 {
+				break
+			}
+			finish(t, f, got...)
+		}
+		mustEqual(t, "after finishing", admit(t, f, cs[0])[0], Seen)
+		forced := cs[0]
+		forced.Launch.ForceFetch = true
+		mustEqual(t, "forced", admit(t, f, forced)[0], Admitted)
+		keys, _ := rdb.Keys(ctx, "{t}:bloom:*").Result()
+		chunks := 0
+		for _, k := range keys {
+			if !strings.HasSuffix(k, ":params") {
+				chunks++
+			}
+		}
+		m, _ := f.bloom.m, f.bloom.k
+		if want := int((m + 4095) / 4096); chunks != want {
+			t.Fatalf("%d bitmap keys for %d bits in 4096-bit chunks, want %d", chunks, m, want)
+		}
+		// The URI index holds only queued URIs in Bloom mode.
+		if n, _ := rdb.HLen(ctx, "{t}:u:h1").Result(); n != 0 {
+			t.Fatalf("finished URIs left in the index: %d", n)
+		}
+
+		other := newTestFrontier(t, rdb, newClock(), bloomOptions(4000, 0.01, 4096))
+		if _, err := other.Admit(ctx, cs[:1]); err == nil || !strings.Contains(err.Error(), "sizes it") {
+			t.Fatalf("resized filter: err %v", err)
+		}
+	})
+}
+
+func TestBloomBytes(t *testing.T) {
+	// 10^9 URIs at 1 in 10,000: about 2.4 GB (docs/frontier.md).
+	if b := BloomBytes(1e9, 1e-4); b < 2.3e9 || b > 2.5e9 {
+		t.Fatalf("BloomBytes(1e9, 1e-4) = %d", b)
+	}
+	if _, err := New(nil, "x", bloomOptions(0, 0.1, 0)); err == nil {
+		t.Fatal("zero expected URIs must fail")
+	}
+	if _, err := New(nil, "x", bloomOptions(10, 0.1, 1<<33)); err == nil {
+		t.Fatal("chunk past 2^32 bits must fail")
+	}
+}

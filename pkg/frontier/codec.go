@@ -1,0 +1,193 @@
+package frontier
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+
+	"github.com/trawler-crawl/trawler/pkg/messages"
+)
+
+// A queued URI is stored compactly, because the frontier holds millions of
+// them: an item is "<uk> <seq> <level> <retries> <ctx> <payload>", where uk
+// is the hash of the URI's seen key, seq its arrival number, ctx the id of
+// a shared context blob and payload the per-URI fields joined by fieldSep.
+// Everything a URI shares with its siblings (heritable data, headers,
+// sheets) lives once in the context blob.
+
+// fieldSep separates payload fields; it cannot occur in a parsed URL.
+const fieldSep = "\x1f"
+
+// URL forms in a payload: relative to the queue's authority over http or
+// https, or absolute.
+const (
+	formHTTP  = 'h'
+	formHTTPS = 's'
+	formAbs   = 'u'
+)
+
+// Payload flag bits.
+const (
+	flagSeed  = 1
+	flagForce = 2
+)
+
+// hashID is a short stable id of s: 64-bit FNV-1a in unpadded base64url
+// (11 characters, no spaces, safe in keys and items).
+func hashID(s string) string {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(s))
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], h.Sum64())
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// ctxBlob is the part of a launch message that URIs of one launch share.
+type ctxBlob struct {
+	Method          string                     `json:"m,omitempty"`
+	HeritableData   messages.HeritableData     `json:"d"`
+	Headers         map[string]string          `json:"h,omitempty"`
+	Sheets          []string                   `json:"s,omitempty"`
+	TargetSheet     map[string]json.RawMessage `json:"t,omitempty"`
+	RecrawlInterval *int64                     `json:"r,omitempty"`
+}
+
+// encodeCtx returns the context id and blob of a launch: the source-tag id
+// (for quota counters), a newline, then the JSON.
+func encodeCtx(l messages.Launch) (id, blob string, err error) {
+	b, err := json.Marshal(ctxBlob{
+		Method: l.Method, HeritableData: l.ParentURLMetadata.HeritableData, Headers: l.Headers,
+		Sheets: l.Sheets, TargetSheet: l.TargetSheet, RecrawlInterval: l.RecrawlInterval,
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("encode launch context: %w", err)
+	}
+	blob = sourceID(l.Source()) + "\n" + string(b)
+	return hashID(blob), blob, nil
+}
+
+// sourceID is the id of a source tag in quota keys; "" for none.
+func sourceID(source string) string {
+	if source == "" {
+		return ""
+	}
+	return hashID(source)
+}
+
+func decodeCtx(blob string, l *messages.Launch) error {
+	_, js, ok := strings.Cut(blob, "\n")
+	if !ok {
+		return errors.New("launch context: missing source line")
+	}
+	var c ctxBlob
+	if err := json.Unmarshal([]byte(js), &c); err != nil {
+		return fmt.Errorf("launch context: %w", err)
+	}
+	l.Method, l.ParentURLMetadata.HeritableData = c.Method, c.HeritableData
+	l.Headers, l.Sheets, l.TargetSheet, l.RecrawlInterval = c.Headers, c.Sheets, c.TargetSheet, c.RecrawlInterval
+	return nil
+}
+
+// encodePayload packs the per-URI fields of l, queued under host.
+func encodePayload(l messages.Launch, host string) (string, error) {
+	fields := []string{l.URL, l.ParentURL, l.ParentURLMetadata.PathFromSeed, l.Hop}
+	for i, f := range fields {
+		if strings.Contains(f, fieldSep) {
+			return "", fmt.Errorf("field %d of %q contains a control character (0x1f)", i, l.URL)
+		}
+	}
+	flags := 0
+	if l.IsSeed {
+		flags |= flagSeed
+	}
+	if l.ForceFetch {
+		flags |= flagForce
+	}
+	return strconv.Itoa(flags) + fieldSep + packURL(l.URL, host) + fieldSep + packURL(l.ParentURL, host) +
+		fieldSep + l.ParentURLMetadata.PathFromSeed + fieldSep + l.Hop, nil
+}
+
+func decodePayload(p, host string, l *messages.Launch) error {
+	f := strings.Split(p, fieldSep)
+	if len(f) != 5 {
+		return fmt.Errorf("payload has %d fields, want 5", len(f))
+	}
+	flags, err := strconv.Atoi(f[0])
+	if err != nil {
+		return fmt.Errorf("payload flags %q: %w", f[0], err)
+	}
+	if l.URL, err = unpackURL(f[1], host); err != nil {
+		return fmt.Errorf("payload url: %w", err)
+	}
+	if l.URL == "" {
+		return errors.New("payload url: empty")
+	}
+	if l.ParentURL, err = unpackURL(f[2], host); err != nil {
+		return fmt.Errorf("payload via: %w", err)
+	}
+	l.IsSeed, l.ForceFetch = flags&flagSeed != 0, flags&flagForce != 0
+	l.ParentURLMetadata.PathFromSeed, l.Hop = f[3], f[4]
+	return nil
+}
+
+// packURL drops the scheme and authority when they are the queue's own.
+func packURL(u, host string) string {
+	if u == "" {
+		return ""
+	}
+	for _, s := range []struct {
+		prefix string
+		form   byte
+	}{{"http://", formHTTP}, {"https://", formHTTPS}} {
+		if rest, ok := strings.CutPrefix(u, s.prefix+host); ok && (rest == "" || rest[0] == '/' || rest[0] == '?' || rest[0] == '#') {
+			return string(s.form) + rest
+		}
+	}
+	return string(formAbs) + u
+}
+
+func unpackURL(s, host string) (string, error) {
+	if s == "" {
+		return "", nil
+	}
+	switch s[0] {
+	case formHTTP:
+		return "http://" + host + s[1:], nil
+	case formHTTPS:
+		return "https://" + host + s[1:], nil
+	case formAbs:
+		return s[1:], nil
+	}
+	return "", fmt.Errorf("unknown URL form %q", s[0])
+}
+
+// item is a queue item's header, as the scripts write it.
+type item struct {
+	uk          string
+	seq         string
+	level       int
+	retries     int
+	interrupted bool // returned uncharged after an interrupted claim
+	ctx         string
+	payload     string
+}
+
+func parseItem(s string) (item, error) {
+	f := strings.SplitN(s, " ", 6)
+	if len(f) != 6 {
+		return item{}, fmt.Errorf("queue item %.40q: %d header fields, want 6", s, len(f))
+	}
+	_, err0 := strconv.ParseUint(f[1], 10, 64)
+	lvl, err1 := strconv.Atoi(f[2])
+	rs, intr := strings.CutSuffix(f[3], "i")
+	r, err2 := strconv.Atoi(rs)
+	if err := errors.Join(err0, err1, err2); err != nil {
+		return item{}, fmt.Errorf("queue item %.40q: %w", s, err)
+	}
+	return item{uk: f[0], seq: f[1], level: lvl, retries: r, interrupted: intr, ctx: f[4], payload: f[5]}, nil
+}

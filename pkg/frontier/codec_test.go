@@ -1,0 +1,93 @@
+package frontier
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/trawler-crawl/trawler/pkg/hostkey"
+	"github.com/trawler-crawl/trawler/pkg/messages"
+)
+
+func TestPayloadRoundTrip(t *testing.T) {
+	tests := []messages.Launch{
+		{URL: "http://a.example/x?y=1", ParentURL: "http://a.example/", Hop: "L", ParentURLMetadata: messages.ParentMetadata{PathFromSeed: "LL"}},
+		{URL: "https://a.example", IsSeed: true, ForceFetch: true},
+		{URL: "http://a.example:8080/p", ParentURL: "https://other.example/q", Hop: "E"},
+		{URL: "http://a.example.evil/p", ParentURL: "http://a.example#frag", Hop: "X"},
+	}
+	for _, l := range tests {
+		host := "a.example"
+		if strings.Contains(l.URL, ":8080") {
+			host = "a.example:8080"
+		}
+		p, err := encodePayload(l, host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got messages.Launch
+		if err := decodePayload(p, host, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.URL != l.URL || got.ParentURL != l.ParentURL || got.HopPath() != l.HopPath() || got.IsSeed != l.IsSeed || got.ForceFetch != l.ForceFetch {
+			t.Errorf("round trip of %+v gave %+v (payload %q)", l, got, p)
+		}
+	}
+	if p, _ := encodePayload(messages.Launch{URL: "http://a.example/long/path"}, "a.example"); len(p) > len("/long/path")+8 {
+		t.Errorf("payload %q does not drop the queue's own scheme and authority", p)
+	}
+}
+
+func TestCodecBadInput(t *testing.T) {
+	var l messages.Launch
+	for _, p := range []string{"", "0\x1fh/", "x\x1fh/\x1f\x1f\x1f", "0\x1fq/\x1f\x1f\x1f", "0\x1f\x1f\x1f\x1f"} {
+		if err := decodePayload(p, "h", &l); err == nil {
+			t.Errorf("payload %q: want an error", p)
+		}
+	}
+	for _, s := range []string{"", "a b c", "uk x 1 0 ctx p", "uk 1 y 0 ctx p"} {
+		if _, err := parseItem(s); err == nil {
+			t.Errorf("item %q: want an error", s)
+		}
+	}
+	for _, b := range []string{"", "src", "src\n{bad json"} {
+		if err := decodeCtx(b, &l); err == nil {
+			t.Errorf("context %q: want an error", b)
+		}
+	}
+	if _, err := encodePayload(messages.Launch{URL: "http://h/", Hop: "L\x1f"}, "h"); err == nil {
+		t.Error("separator in a field: want an error")
+	}
+}
+
+func TestHashID(t *testing.T) {
+	a, b := hashID("http://a/"), hashID("http://b/")
+	if len(a) != 11 || a == b || hashID("http://a/") != a || strings.ContainsAny(a, " \n") {
+		t.Fatalf("hash ids %q %q", a, b)
+	}
+	if sourceID("") != "" {
+		t.Fatal("no source must have no id")
+	}
+}
+
+func TestHostname(t *testing.T) {
+	for in, want := range map[string]string{"a.example": "a.example", "a.example:8080": "a.example", "[::1]": "[::1]", "[::1]:81": "[::1]"} {
+		if got := hostnameOf(in); got != want {
+			t.Errorf("hostnameOf(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// The fast authority path agrees with hostkey.Authority.
+func TestAuthority(t *testing.T) {
+	for _, u := range []string{
+		"http://a.example/x", "https://a.example", "http://a.example:8080/?q", "http://A.Example/", "http://a.example:80/",
+		"https://a.example:443/", "http://127.0.0.1/", "http://0x7f.1/", "http://a.example.:81#f", "http://user@a.example/",
+		"http://a.example:0080/", "http://xn--bcher-kva.example/", "http://[::1]:8080/", "ftp://a.example/", "http://a_b.example/",
+	} {
+		want, werr := hostkey.Authority(u)
+		got, err := authority(u)
+		if got != want || (err == nil) != (werr == nil) {
+			t.Errorf("authority(%q) = %q, %v; hostkey says %q, %v", u, got, err, want, werr)
+		}
+	}
+}

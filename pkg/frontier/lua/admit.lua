@@ -1,0 +1,89 @@
+-- Admit a batch of candidates into one shard.
+-- ARGV: P, now, mode ('r' recently seen, 'b' Bloom), k (Bloom hashes),
+-- chunk (bits per Bloom key), nctx, nctx x (ctx id, blob), then per
+-- candidate: host, uk, level, force, payload, ctx index, last crawl ms,
+-- recrawl interval ms, launch ms, journal ms, parallelQueues, reset,
+-- followed by k Bloom bit positions in Bloom mode.
+-- Returns one code per candidate: 1 admitted, 3 re-prioritised,
+-- 0 already queued or in flight, 2 seen (recently crawled or in the Bloom
+-- filter).
+local now, mode, k, chunk = tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+local nctx = tonumber(ARGV[6])
+local ctxs, blobs = {}, {}
+for j = 1, nctx do
+  ctxs[j] = ARGV[5 + 2 * j]
+  blobs[j] = ARGV[6 + 2 * j]
+end
+local F = 12
+if mode ~= 'b' then k = 0 end
+
+-- bloom sets the candidate's bits and reports whether all were set.
+local function bloom(i)
+  local seen = true
+  for j = 0, k - 1 do
+    local loc = tonumber(ARGV[i + F + j])
+    local key = P .. 'bloom:' .. math.floor(loc / chunk)
+    if redis.call('SETBIT', key, loc % chunk, 1) == 0 then seen = false end
+  end
+  return seen
+end
+
+local function reset(host, src)
+  redis.call('HDEL', P .. 'h:' .. host, 'fs', 'sb', 'fr', 'ab')
+  redis.call('DEL', P .. 'hn:' .. hostname(host))
+  if src ~= '' then redis.call('DEL', P .. 'src:' .. src) end
+end
+
+local out = {}
+local i = 7 + 2 * nctx
+while i <= #ARGV do
+  local host, uk, level, force, payload = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3] == '1', ARGV[i + 4]
+  local cx = tonumber(ARGV[i + 5])
+  local last, interval, launch, journal = tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]), tonumber(ARGV[i + 8]), tonumber(ARGV[i + 9])
+  local pq, rst = ARGV[i + 10], ARGV[i + 11] == '1'
+  local ctx, blob = ctxs[cx], blobs[cx]
+  known(host, pq)
+  if rst then reset(host, source(blob)) end
+  local st = redis.call('HGET', P .. 'u:' .. host, uk)
+  local kind = st and string.sub(st, 1, 1)
+  local code
+  if kind == 'q' or kind == 'l' then
+    code = 0
+    if mode == 'b' then bloom(i) end
+    if force and kind == 'q' and string.sub(st, 2, 2) ~= '0' then
+      -- forceFetch of a queued URI: a new entry at the top level replaces
+      -- it (the old one becomes stale and is dropped when popped).
+      push(host, uk, 0, ctx, blob, payload)
+      code = 3
+    end
+  else
+    -- A finish is recorded to the second; count it from the end of that
+    -- second, so nothing admitted in the same second looks newer.
+    local done = 0
+    if kind == 'f' then done = tonumber(string.sub(st, 2)) * 1000 + 999 end
+    local seen = false
+    if mode == 'b' then seen = bloom(i) end
+    local ok
+    if journal > 0 then
+      ok = done < journal
+    elseif force then
+      ok = true
+    elseif mode == 'b' then
+      ok = not seen and kind ~= 'f'
+    else
+      if done > last then last = done end
+      ok = last == 0 or last + interval <= now or (launch > 0 and last < launch)
+    end
+    if ok then
+      push(host, uk, level, ctx, blob, payload)
+      local n, a = adjust(host, 1, 0)
+      if n == 1 then schedule(host, n, a, now) end
+      code = 1
+    else
+      code = 2
+    end
+  end
+  out[#out + 1] = code
+  i = i + F + k
+end
+return out

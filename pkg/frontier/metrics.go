@@ -1,0 +1,61 @@
+package frontier
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// collector exports Stats as gauges, read from Redis at scrape time.
+type collector struct {
+	f                    *Frontier
+	queued, inflight     *prometheus.Desc
+	hosts, paused, error *prometheus.Desc
+}
+
+// NewCollector returns a Prometheus collector of the frontier's Stats:
+// trawler_frontier_queued_uris, trawler_frontier_in_flight_uris,
+// trawler_frontier_hosts{state=ready|snoozed|busy|exhausted|paused|known}
+// and trawler_frontier_paused. Register it with the role's Registerer.
+func NewCollector(f *Frontier) prometheus.Collector {
+	l := prometheus.Labels{"frontier": f.name}
+	return &collector{
+		f:        f,
+		queued:   prometheus.NewDesc("trawler_frontier_queued_uris", "URIs waiting in host queues.", nil, l),
+		inflight: prometheus.NewDesc("trawler_frontier_in_flight_uris", "URIs leased to workers.", nil, l),
+		hosts:    prometheus.NewDesc("trawler_frontier_hosts", "Hosts by queue state (Heritrix's ready, snoozed, in-process as busy, exhausted, retired as paused; known counts all).", []string{"state"}, l),
+		paused:   prometheus.NewDesc("trawler_frontier_paused", "1 when the whole frontier is paused.", nil, l),
+		error:    prometheus.NewDesc("trawler_frontier_stats_up", "1 when the last read of the frontier's state from Redis succeeded.", nil, l),
+	}
+}
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.queued, c.inflight, c.hosts, c.paused, c.error} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := c.f.Stats(ctx)
+	if err != nil {
+		ch <- prometheus.MustNewConstMetric(c.error, prometheus.GaugeValue, 0)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.error, prometheus.GaugeValue, 1)
+	ch <- prometheus.MustNewConstMetric(c.queued, prometheus.GaugeValue, float64(st.Queued))
+	ch <- prometheus.MustNewConstMetric(c.inflight, prometheus.GaugeValue, float64(st.InFlight))
+	for state, v := range map[string]int64{
+		"ready": st.ReadyHosts, "snoozed": st.SnoozedHosts, "busy": st.BusyHosts,
+		"exhausted": st.ExhaustedHosts, "paused": st.PausedHosts, "known": st.Hosts,
+	} {
+		ch <- prometheus.MustNewConstMetric(c.hosts, prometheus.GaugeValue, float64(v), state)
+	}
+	paused := 0.0
+	if st.Paused {
+		paused = 1
+	}
+	ch <- prometheus.MustNewConstMetric(c.paused, prometheus.GaugeValue, paused)
+}

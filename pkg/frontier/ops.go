@@ -1,0 +1,229 @@
+package frontier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Stats describes the frontier's contents in Heritrix's queue terms.
+type Stats struct {
+	Queued   int64 // URIs waiting in host queues
+	InFlight int64 // URIs leased to workers
+	// Hosts counts every host the frontier knows. Of those with URIs
+	// queued and a free slot, ReadyHosts may be fetched now and
+	// SnoozedHosts wait for their politeness or retry delay. BusyHosts
+	// ("in-process") have URIs in flight; ExhaustedHosts have nothing
+	// queued or in flight; PausedHosts (Heritrix's retired queues) were
+	// paused by an operator.
+	Hosts, ReadyHosts, SnoozedHosts, BusyHosts, ExhaustedHosts, PausedHosts int64
+	// Paused is true when the whole frontier is paused.
+	Paused bool
+}
+
+// Stats reads the counters of every shard in one round trip.
+func (f *Frontier) Stats(ctx context.Context) (Stats, error) {
+	now := strconv.FormatInt(ms(f.now()), 10)
+	pipe := f.rdb.Pipeline()
+	type shardCmds struct {
+		meta         *redis.MapStringStringCmd
+		ready, total *redis.IntCmd
+		paused       *redis.IntCmd
+	}
+	cmds := make([]shardCmds, len(f.prefixes))
+	for i, p := range f.prefixes {
+		cmds[i] = shardCmds{
+			meta:   pipe.HGetAll(ctx, p+"meta"),
+			ready:  pipe.ZCount(ctx, p+"ready", "-inf", now),
+			total:  pipe.ZCard(ctx, p+"ready"),
+			paused: pipe.Exists(ctx, p+"paused"),
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return Stats{}, fmt.Errorf("frontier %s stats: %w", f.name, err)
+	}
+	var st Stats
+	for _, c := range cmds {
+		m := c.meta.Val()
+		get := func(k string) int64 { n, _ := strconv.ParseInt(m[k], 10, 64); return n }
+		st.Queued += get("queued")
+		st.InFlight += get("inflight")
+		st.Hosts += get("hosts")
+		st.BusyHosts += get("busy")
+		st.ExhaustedHosts += get("exhausted")
+		st.PausedHosts += get("paused")
+		st.ReadyHosts += c.ready.Val()
+		st.SnoozedHosts += c.total.Val() - c.ready.Val()
+		st.Paused = st.Paused || c.paused.Val() > 0
+	}
+	return st, nil
+}
+
+// HostInfo is the frontier's view of one host (queue).
+type HostInfo struct {
+	Host           string
+	Queued         int64
+	InFlight       int64
+	ParallelQueues int
+	Paused         bool
+	// NextFetch is when the host may be fetched again (zero: at once).
+	NextFetch time.Time
+	// Ready reports whether the host is in the ready set.
+	Ready bool
+	// CrawlDelay is the robots.txt Crawl-delay last reported for it.
+	CrawlDelay time.Duration
+	// Server counts fetches of this host:port, HostName of the host name.
+	Server, HostName Usage
+}
+
+// Host returns the state of one host; an unknown host is an error.
+func (f *Frontier) Host(ctx context.Context, host string) (HostInfo, error) {
+	p := f.prefixes[f.shardOf(host)]
+	pipe := f.rdb.Pipeline()
+	h := pipe.HGetAll(ctx, p+"h:"+host)
+	hn := pipe.HGetAll(ctx, p+"hn:"+hostnameOf(host))
+	rd := pipe.ZScore(ctx, p+"ready", host)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return HostInfo{}, fmt.Errorf("frontier %s host %s: %w", f.name, host, err)
+	}
+	m := h.Val()
+	if len(m) == 0 {
+		return HostInfo{}, fmt.Errorf("frontier %s host %s: %w", f.name, host, errNoHost)
+	}
+	get := func(m map[string]string, k string) int64 { n, _ := strconv.ParseInt(m[k], 10, 64); return n }
+	info := HostInfo{
+		Host: host, Queued: get(m, "n"), InFlight: get(m, "a"), ParallelQueues: int(get(m, "pq")),
+		Paused: m["p"] == "1", Ready: rd.Err() == nil, CrawlDelay: time.Duration(get(m, "cd")) * time.Millisecond,
+		Server:   Usage{get(m, "fs"), get(m, "sb"), get(m, "fr"), get(m, "ab")},
+		HostName: Usage{get(hn.Val(), "fs"), get(hn.Val(), "sb"), get(hn.Val(), "fr"), get(hn.Val(), "ab")},
+	}
+	if next := get(m, "next"); next > 0 {
+		info.NextFetch = time.UnixMilli(next)
+	}
+	return info, nil
+}
+
+func hostnameOf(host string) string {
+	i := strings.LastIndexByte(host, ':')
+	if i < 0 || strings.HasSuffix(host, "]") {
+		return host
+	}
+	if _, err := strconv.Atoi(host[i+1:]); err != nil {
+		return host
+	}
+	return host[:i]
+}
+
+// Pause stops all claims until Resume; work in flight finishes.
+func (f *Frontier) Pause(ctx context.Context) error {
+	pipe := f.rdb.Pipeline()
+	for _, p := range f.prefixes {
+		pipe.Set(ctx, p+"paused", "1", 0)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("frontier %s pause: %w", f.name, err)
+	}
+	return nil
+}
+
+// Resume undoes Pause.
+func (f *Frontier) Resume(ctx context.Context) error {
+	pipe := f.rdb.Pipeline()
+	for _, p := range f.prefixes {
+		pipe.Del(ctx, p+"paused")
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("frontier %s resume: %w", f.name, err)
+	}
+	return nil
+}
+
+// PauseHost takes one host out of the ready set until ResumeHost.
+func (f *Frontier) PauseHost(ctx context.Context, host string) error {
+	return f.pauseHost(ctx, host, true)
+}
+
+// ResumeHost makes a paused host eligible again.
+func (f *Frontier) ResumeHost(ctx context.Context, host string) error {
+	return f.pauseHost(ctx, host, false)
+}
+
+func (f *Frontier) pauseHost(ctx context.Context, host string, pause bool) error {
+	replies, err := f.runAll(ctx, f.sc.pauseHost, []call{{shard: f.shardOf(host), args: []any{ms(f.now()), flag(pause), host}}})
+	if err != nil {
+		return fmt.Errorf("frontier %s pause host %s: %w", f.name, host, err)
+	}
+	if toInt(replies[0]) < 0 {
+		return fmt.Errorf("frontier %s pause host %s: %w", f.name, host, errNoHost)
+	}
+	return nil
+}
+
+// Totals are the crawl-wide counters of finished URIs, kept by Complete
+// in Redis so they cover every worker and survive restarts.
+type Totals struct {
+	URIs       int64 // finished URIs
+	Bytes      int64 // bytes on the wire
+	Downloaded int64 // finished with an HTTP response
+	Retries    int64 // attempts that ended in a retry
+	ByStatus   map[int]int64
+}
+
+// Totals reads the counters of every shard.
+func (f *Frontier) Totals(ctx context.Context) (Totals, error) {
+	pipe := f.rdb.Pipeline()
+	cmds := make([]*redis.MapStringStringCmd, len(f.prefixes))
+	for i, p := range f.prefixes {
+		cmds[i] = pipe.HGetAll(ctx, p+"stats")
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return Totals{}, fmt.Errorf("frontier %s totals: %w", f.name, err)
+	}
+	t := Totals{ByStatus: map[int]int64{}}
+	for _, c := range cmds {
+		for k, v := range c.Val() {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			switch {
+			case k == "bytes":
+				t.Bytes += n
+			case k == "downloaded":
+				t.Downloaded += n
+			case k == "retries":
+				t.Retries += n
+			case strings.HasPrefix(k, "status:"):
+				if code, err := strconv.Atoi(strings.TrimPrefix(k, "status:")); err == nil {
+					t.ByStatus[code] += n
+					t.URIs += n
+					if code > 0 {
+						t.Downloaded += n
+					}
+				}
+			}
+		}
+	}
+	return t, nil
+}
+
+// Empty reports whether the frontier holds nothing at all: no host ever
+// admitted and no totals. A rebuild runs only on an empty frontier.
+func (f *Frontier) Empty(ctx context.Context) (bool, error) {
+	pipe := f.rdb.Pipeline()
+	cmds := make([]*redis.IntCmd, len(f.prefixes))
+	for i, p := range f.prefixes {
+		cmds[i] = pipe.Exists(ctx, p+"meta", p+"stats", p+"seq")
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return false, fmt.Errorf("frontier %s empty: %w", f.name, err)
+	}
+	for _, c := range cmds {
+		if c.Val() > 0 {
+			return false, nil
+		}
+	}
+	return true, nil
+}

@@ -1,0 +1,46 @@
+package cdxwriter
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+// pollLag keeps trawler_cdxwriter_lag_records current for the writer's
+// groups. Lag is polled rather than computed at scrape time so a slow
+// broker never stalls /metrics.
+func (w *Writer) pollLag(ctx context.Context) error {
+	adm := kadm.NewClient(w.dlq)
+	groups := []string{w.cfg.Group()}
+	if w.fw != nil {
+		groups = append(groups, w.cfg.ForwardGroup())
+	}
+	t := time.NewTicker(w.d.LagInterval)
+	defer t.Stop()
+	for {
+		w.updateLag(ctx, adm, groups)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// updateLag sets the lag gauge of each group it could measure.
+func (w *Writer) updateLag(ctx context.Context, adm *kadm.Client, groups []string) {
+	lags, err := adm.Lag(ctx, groups...)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.log.Debug("consumer lag", "err", err)
+		}
+		return
+	}
+	for g, l := range lags {
+		if l.Error() != nil {
+			continue // the group has not committed yet, or the broker did not answer
+		}
+		w.m.lag.WithLabelValues(g).Set(float64(l.Lag.Total()))
+	}
+}

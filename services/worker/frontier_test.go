@@ -1,0 +1,121 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/trawler-crawl/trawler/pkg/messages"
+	"github.com/trawler-crawl/trawler/pkg/profile"
+)
+
+// runUntilDrained runs a worker with profile p until the frontier has
+// nothing queued or in flight and at least min URIs finished, then stops
+// it, and returns the crawled events by URL.
+func runUntilDrained(t *testing.T, e *env, p profile.Profile, seeds []string, minURIs int64) map[string][]messages.Crawled {
+	t.Helper()
+	p.Fetch.AllowPrivateAddresses = true
+	w, err := New(Config{Crawl: "fc", Stream: "npld", ID: "w1", Threads: 4, DataDir: t.TempDir(), Lease: time.Minute},
+		Deps{Profile: p, Kafka: e.kc, Redis: e.rdb, Resolver: e.srv.Resolver(),
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registerer: prometheus.NewRegistry(), Version: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range seeds {
+		b, _ := json.Marshal(messages.Launch{URL: s, IsSeed: true, ParentURL: s,
+			ParentURLMetadata: messages.ParentMetadata{HeritableData: messages.HeritableData{Source: "tid:1:" + s}}})
+		if err := e.cl.ProduceSync(context.Background(), &kgo.Record{Topic: "fc.tocrawl.npld", Key: []byte("k"), Value: b}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		tot, err := w.Totals(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := w.Frontier().Stats(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tot.URIs >= minURIs && st.Queued == 0 && st.InFlight == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not drained before the deadline: %+v, %d finished", st, tot.URIs)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition with a deadline
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	out := map[string][]messages.Crawled{}
+	for _, r := range readTopic(t, e, "fc.crawled") {
+		ev, err := messages.DecodeCrawled(r.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[ev.URL] = append(out[ev.URL], ev)
+	}
+	return out
+}
+
+// A host that refuses connections is retried maxRetries times without a
+// crawled event, then finishes once with -8 and Heritrix's "Nt"
+// annotation.
+func TestRetriesThenRetriesExhausted(t *testing.T) {
+	e := setup(t)
+	u, _ := url.Parse(e.srv.Seeds()[0])
+	dead := "http://" + u.Hostname() + ":1/" // nothing listens on port 1
+	p := profile.Default()
+	p.Politeness = profile.Politeness{MaxDelayMs: 5}
+	p.Frontier.MaxRetries, p.Frontier.RetryDelaySeconds = 2, 0
+	events := runUntilDrained(t, e, p, []string{dead}, 1)
+	evs := events[dead]
+	if len(evs) != 1 {
+		t.Fatalf("%d crawled events for the dead host, want exactly 1: %+v", len(evs), events)
+	}
+	if evs[0].StatusCode != -8 || !strings.Contains(evs[0].Annotations, "3t") {
+		t.Fatalf("event: status %d annotations %q, want -8 with 3t", evs[0].StatusCode, evs[0].Annotations)
+	}
+}
+
+// Once a server's quota of successes is used up, its remaining URIs
+// finish with -5003 and "Q:serverMaxFetchSuccesses", each exactly once.
+func TestQuotaBlocksWith5003(t *testing.T) {
+	e := setup(t)
+	p := profile.Default()
+	p.Politeness = profile.Politeness{MaxDelayMs: 5}
+	p.Quotas.ServerMaxFetchSuccesses = 3
+	events := runUntilDrained(t, e, p, e.srv.Seeds(), 4)
+	ok, blocked := 0, 0
+	for u, evs := range events {
+		if len(evs) != 1 {
+			t.Fatalf("%s: %d crawled events", u, len(evs))
+		}
+		switch ev := evs[0]; {
+		case ev.StatusCode >= 200 && ev.StatusCode < 300:
+			ok++
+		case ev.StatusCode == -5003:
+			blocked++
+			if !strings.Contains(ev.Annotations, "Q:serverMaxFetchSuccesses") || ev.WarcFilename != nil {
+				t.Errorf("%s: blocked event %+v lacks its annotation or has a capture", u, ev)
+			}
+		}
+	}
+	if ok != 3 || blocked == 0 {
+		t.Fatalf("%d successes and %d blocked URIs, want 3 and some", ok, blocked)
+	}
+}

@@ -1,0 +1,256 @@
+package worker
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/trawler-crawl/trawler/pkg/frontier"
+)
+
+// The crawl loops share one dispatcher: it claims URIs from the frontier in
+// batches (one script call for up to Threads URIs) and hands them to the
+// threads through a buffered channel. At most 2×Threads claims are
+// outstanding (being crawled or waiting in the buffer); the dispatcher
+// claims again once at least Threads of them have finished, so a claim
+// call carries Threads URIs on average at full speed.
+//
+//	frontier ─Claim(n)─► dispatcher ─► work channel ─► threads ─► crawl ─► Complete (Batcher)
+//	                         ▲                                      │
+//	                         └────────── slot freed ◄───────────────┘
+//
+// Every outstanding claim is in held, whose leases one goroutine renews.
+
+// slots counts free claim slots.
+type slots struct {
+	mu    sync.Mutex
+	free  int
+	freed chan struct{} // signalled (non-blocking) when a slot frees
+}
+
+func newSlots(n int) *slots { return &slots{free: n, freed: make(chan struct{}, 1)} }
+
+func (s *slots) available() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.free
+}
+
+func (s *slots) take(n int) {
+	s.mu.Lock()
+	s.free -= n
+	s.mu.Unlock()
+}
+
+func (s *slots) release() {
+	s.mu.Lock()
+	s.free++
+	s.mu.Unlock()
+	select {
+	case s.freed <- struct{}{}:
+	default:
+	}
+}
+
+// held is the set of outstanding claims, for lease renewal.
+type held struct {
+	mu sync.Mutex
+	m  map[*frontier.Claim]struct{}
+}
+
+func (h *held) add(cs []*frontier.Claim) {
+	h.mu.Lock()
+	for _, c := range cs {
+		h.m[c] = struct{}{}
+	}
+	h.mu.Unlock()
+}
+
+func (h *held) remove(c *frontier.Claim) {
+	h.mu.Lock()
+	delete(h.m, c)
+	h.mu.Unlock()
+}
+
+func (h *held) list() []*frontier.Claim {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]*frontier.Claim, 0, len(h.m))
+	for c := range h.m {
+		out = append(out, c)
+	}
+	return out
+}
+
+// dispatch claims work until ctx ends, then closes work.
+func (w *Worker) dispatch(ctx context.Context, work chan<- *frontier.Claim) {
+	defer close(work)
+	threshold := w.cfg.Threads
+	idle := 50 * time.Millisecond
+	for ctx.Err() == nil {
+		n := w.slots.available()
+		if n < threshold {
+			w.waitFor(ctx, w.slots.freed, time.Second)
+			continue
+		}
+		n, limit := w.budget(ctx, n)
+		if limit != "" || n == 0 {
+			w.waitFor(ctx, w.slots.freed, time.Second)
+			continue
+		}
+		claims, wait, err := w.front.Claim(ctx, n, w.cfg.Lease)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.log.Error("claim failed", "err", err)
+			}
+			w.waitFor(ctx, nil, time.Second)
+			continue
+		}
+		w.slots.take(len(claims))
+		w.held.add(claims)
+		for _, c := range claims {
+			work <- c // buffered for every slot: never blocks
+		}
+		if len(claims) == n {
+			idle = 50 * time.Millisecond
+			continue
+		}
+		switch {
+		case wait == frontier.Idle:
+			w.waitFor(ctx, w.wake, idle)
+			idle = min(2*idle, time.Second)
+		default:
+			idle = 50 * time.Millisecond
+			w.waitFor(ctx, w.wake, min(max(wait, 5*time.Millisecond), time.Second))
+		}
+	}
+}
+
+// waitFor waits for d, a signal on ch (nil: none) or the end of ctx.
+func (w *Worker) waitFor(ctx context.Context, ch <-chan struct{}, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-ch:
+	case <-t.C:
+	}
+}
+
+// nudge tells the dispatcher new URIs were admitted.
+func (w *Worker) nudge() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// thread crawls claims from work. Claims still waiting when ctx ends go
+// back to the frontier uncrawled; a claim being crawled is finished under
+// workCtx, which outlives ctx.
+func (w *Worker) thread(ctx, workCtx context.Context, work <-chan *frontier.Claim, id int) {
+	var unstarted []*frontier.Claim
+	for c := range work {
+		if ctx.Err() != nil {
+			unstarted = append(unstarted, c)
+			continue
+		}
+		w.crawl(workCtx, c, id)
+	}
+	if len(unstarted) > 0 {
+		if err := w.front.Release(context.WithoutCancel(ctx), unstarted); err != nil {
+			w.log.Warn("return unstarted claims; their leases will expire", "claims", len(unstarted), "err", err)
+		}
+		for _, c := range unstarted {
+			w.done(c)
+		}
+	}
+}
+
+// done forgets a settled claim and frees its slot.
+func (w *Worker) done(c *frontier.Claim) {
+	w.held.remove(c)
+	w.slots.release()
+}
+
+// renewLoop keeps the leases of all outstanding claims alive, one script
+// call per round.
+func (w *Worker) renewLoop(ctx context.Context) {
+	t := time.NewTicker(w.cfg.Lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			cs := w.held.list()
+			lost, err := w.front.Renew(ctx, cs, w.cfg.Lease)
+			if err != nil {
+				w.log.Warn("renew leases", "claims", len(cs), "err", err)
+				continue
+			}
+			for _, c := range lost {
+				w.log.Warn("lease expired while crawling; the URI was returned to the frontier", "url", c.Launch.URL, "lease", c.Lease())
+			}
+		}
+	}
+}
+
+func (w *Worker) reapLoop(ctx context.Context) {
+	t := time.NewTicker(max(w.cfg.Lease/4, time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := w.front.Reap(ctx); err != nil {
+				w.log.Warn("reap leases", "err", err)
+			} else if n > 0 {
+				w.log.Warn("returned URIs whose lease expired (crashed worker?)", "uris", n)
+			}
+		}
+	}
+}
+
+// budget applies the crawl limits (maxDocumentsDownload,
+// maxBytesDownload, maxTimeSeconds) before a claim of n: it returns how
+// many URIs may be claimed, and the limit once one is reached, after which
+// the worker claims nothing more. Under maxDocumentsDownload it claims no
+// more than the documents still allowed, less those outstanding, so the
+// crawl stops close to the limit.
+func (w *Worker) budget(ctx context.Context, n int) (int, string) {
+	l := w.prof.Limits
+	if l.MaxDocumentsDownload == 0 && l.MaxBytesDownload == 0 && l.MaxTimeSeconds == 0 {
+		return n, ""
+	}
+	if limit := w.LimitReached(); limit != "" {
+		return 0, limit
+	}
+	t, err := w.front.Totals(ctx)
+	if err != nil {
+		w.log.Warn("read crawl totals for the limits", "err", err)
+		return 0, ""
+	}
+	if limit := frontier.LimitReached(l, t, time.Since(w.started)); limit != "" {
+		w.limitMu.Lock()
+		w.limit = limit
+		w.limitMu.Unlock()
+		w.log.Info("crawl limit reached: no more URIs are claimed; the rest stay queued", "limit", limit,
+			"documents", t.Downloaded, "bytes", t.Bytes)
+		return 0, limit
+	}
+	if l.MaxDocumentsDownload > 0 {
+		outstanding := 2*w.cfg.Threads - w.slots.available()
+		n = min(n, int(l.MaxDocumentsDownload-t.Downloaded)-outstanding)
+	}
+	return max(n, 0), ""
+}
+
+// LimitReached returns the crawl limit that stopped this worker claiming,
+// or "" while none has.
+func (w *Worker) LimitReached() string {
+	w.limitMu.Lock()
+	defer w.limitMu.Unlock()
+	return w.limit
+}
