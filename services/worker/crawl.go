@@ -18,6 +18,9 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/frontier"
 	"github.com/trawler-crawl/trawler/pkg/hostkey"
 	"github.com/trawler-crawl/trawler/pkg/messages"
+	"github.com/trawler-crawl/trawler/pkg/scope"
+	"github.com/trawler-crawl/trawler/pkg/sheets"
+	"github.com/trawler-crawl/trawler/pkg/surt"
 	"github.com/trawler-crawl/trawler/pkg/uri"
 	"github.com/trawler-crawl/trawler/pkg/warcwriter"
 )
@@ -42,6 +45,28 @@ type outcome struct {
 	start      time.Time // fetch start: the WARC-Date and the CDX timestamp
 	duration   time.Duration
 	notFetched bool // the host was not contacted
+	// scopeDecision is the scope's answer at fetch time, for extra_info.
+	scopeDecision string
+}
+
+// Heritrix statuses the preselector gives.
+const (
+	statusOutOfScope = -5000
+	statusBlocked    = -5001
+)
+
+// preselect is the first step of the fetch chain: a URI under a blockAll
+// sheet finishes with -5001, and one the excluded-SURTs file now covers with
+// -5000, so a site blocked after its URIs were queued stops being fetched
+// at once.
+func (w *Worker) preselect(eff *sheets.Effective, d scope.Decision, url string) (status int, note string) {
+	if eff.Profile.Preselector.BlockAll {
+		return statusBlocked, "blockAll"
+	}
+	if eff.Profile.Preselector.RecheckScope && w.chain.engine.Excluded(surt.Heritrix(url)) {
+		return statusOutOfScope, ""
+	}
+	return 0, ""
 }
 
 // crawl works on one claimed URI and settles it: a URI over quota finishes
@@ -50,10 +75,20 @@ type outcome struct {
 // exactly one crawled event before its claim is completed.
 func (w *Worker) crawl(ctx context.Context, c *frontier.Claim, thread int) {
 	l := c.Launch
-	pol := w.policy(l)
+	d, eff, err := w.chain.judge(ctx, l)
+	if err != nil {
+		eff = w.chain.settings(l.URL)
+	}
+	pol := w.chain.policy(eff)
 	var out *outcome
 	var dec frontier.Decision
-	if q, over := pol.OverQuota(c.Usage); over {
+	if status, note := w.preselect(eff, d, l.URL); status != 0 {
+		out = &outcome{status: status, mime: "unknown", start: time.Now(), notFetched: true}
+		if note != "" {
+			out.notes = []string{note}
+		}
+		dec = frontier.Decision{Status: status, Attempts: c.Retries + 1}
+	} else if q, over := pol.OverQuota(c.Usage); over {
 		out = &outcome{status: frontier.StatusBlockedByQuota, mime: "unknown", notes: []string{"Q:" + q}, start: time.Now(), notFetched: true}
 		dec = frontier.Decision{Status: out.status, Attempts: c.Retries + 1}
 	} else {
@@ -85,6 +120,8 @@ func (w *Worker) crawl(ctx context.Context, c *frontier.Claim, thread int) {
 	if a := dec.Annotation(); a != "" {
 		out.notes = append(out.notes, a)
 	}
+	out.notes = append(out.notes, d.Annotations...)
+	out.scopeDecision = d.String()
 	if !w.publish(ctx, l, thread, out) {
 		w.release(ctx, c, "publish failed")
 		return
@@ -224,18 +261,7 @@ func (w *Worker) record(ctx context.Context, c *frontier.Claim, resp *fetch.Resp
 // when crawling a seed, whose prefix another worker may have added a
 // moment ago. Threads wait for a refresh in progress rather than judge
 // with a set not yet loaded.
-func (w *Worker) refreshScope(ctx context.Context, seed bool) {
-	w.scopeMu.Lock()
-	defer w.scopeMu.Unlock()
-	if !seed && time.Since(w.scopeChecked) < time.Second {
-		return
-	}
-	if err := w.scope.Refresh(ctx); err != nil {
-		w.log.Warn("scope refresh", "err", err)
-		return
-	}
-	w.scopeChecked = time.Now()
-}
+func (w *Worker) refreshScope(ctx context.Context, seed bool) { w.chain.refresh(ctx, seed) }
 
 // extract finds links in the response headers and, for HTML and CSS, in the
 // body. Extraction problems are logged, never fatal: the capture stands.
@@ -292,7 +318,7 @@ func (w *Worker) event(l messages.Launch, thread int, o *outcome) messages.Crawl
 		StartTimePlusDuration: messages.FormatStartPlusDuration(o.start, o.duration),
 		Annotations:           strings.Join(notes, ","), CrawlName: w.prof.Crawl.Name,
 		ExtraInfo: map[string]any{
-			"scopeDecision": w.scope.Decide(l.URL, l.HopPath(), l.IsSeed).Rule,
+			"scopeDecision": o.scopeDecision,
 			"warcPrefix":    w.prof.WARC.Prefix,
 		},
 	}

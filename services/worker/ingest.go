@@ -43,16 +43,16 @@ func (w *Worker) ingest(ctx context.Context, batch []kafka.Item[messages.Launch]
 			continue
 		}
 		l.URL = norm
-		if l.IsSeed {
-			if err := w.scope.AddSeed(ctx, l.URL); err != nil {
-				return err
-			}
+		n, err := w.chain.attach(ctx, l)
+		if err != nil {
+			return fmt.Errorf("attach launch %s: %w", l.URL, err)
+		}
+		if n > 0 {
+			w.metrics.launchesSkipped.WithLabelValues("sheet_dropped").Add(float64(n))
 		}
 		launches = append(launches, l)
 	}
-	if err := w.scope.Refresh(ctx); err != nil {
-		return err
-	}
+	w.chain.refresh(ctx, true)
 	recs, err := w.admit(ctx, launches, true, true)
 	if err != nil {
 		return err
@@ -77,8 +77,8 @@ func (w *Worker) ingest(ctx context.Context, batch []kafka.Item[messages.Launch]
 func (w *Worker) admit(ctx context.Context, ls []messages.Launch, launched, rejournal bool) ([]*kgo.Record, error) {
 	cands := make([]frontier.Candidate, 0, len(ls))
 	for _, l := range ls {
-		d := w.scope.Decide(l.URL, l.HopPath(), l.IsSeed)
-		if !d.Accept {
+		d, eff, err := w.chain.judge(ctx, l)
+		if err != nil || !d.Accepted() {
 			w.metrics.candidates.WithLabelValues("rejected").Inc()
 			continue
 		}
@@ -90,7 +90,7 @@ func (w *Worker) admit(ctx context.Context, ls []messages.Launch, launched, rejo
 		if l.Timestamp == "" {
 			l.Timestamp = time.Now().UTC().Format("2006-01-02T15:04:05.000")
 		}
-		cands = append(cands, frontier.Candidate{Launch: l, Policy: w.policy(l), Key: key,
+		cands = append(cands, frontier.Candidate{Launch: l, Policy: w.chain.policy(eff), Key: key,
 			ResetQuotas: launched && slices.Contains(l.Annotations(), "resetQuotas")})
 	}
 	if len(cands) == 0 {

@@ -173,22 +173,21 @@ func position(r *kgo.Record) string {
 // be judged out of scope.
 func RebuildFrontier(ctx context.Context, rdb redis.UniversalClient, f *frontier.Frontier, j frontier.Journal, p profile.Profile, force bool) (frontier.RebuildReport, error) {
 	pol := frontier.PolicyOf(p)
-	sc := scope.NewSurtPrefixes(rdb, f.Prefix(), p.Scope.MaxHops)
+	sc := scope.NewSeeds(rdb, f.Prefix())
 	return frontier.Rebuild(ctx, f, seedJournal{Journal: j, scope: sc}, func(messages.Launch) frontier.Policy { return pol }, force)
 }
 
 // seedJournal adds the seeds of the admissions it reads to the scope.
 type seedJournal struct {
 	frontier.Journal
-	//lint:ignore SA1019 see RebuildFrontier
-	scope *scope.SurtPrefixes
+	scope *scope.Seeds
 }
 
 func (s seedJournal) Admitted(ctx context.Context, fn func([]frontier.Admission) error) error {
 	return s.Journal.Admitted(ctx, func(as []frontier.Admission) error {
 		for _, a := range as {
 			if a.Launch.IsSeed {
-				if err := s.scope.AddSeed(ctx, a.Launch.URL); err != nil {
+				if err := s.scope.Add(ctx, a.Launch.URL, scope.SeedScopeFromSheets(a.Launch.Sheets)); err != nil {
 					return err
 				}
 			}

@@ -18,7 +18,6 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/kafka"
 	"github.com/trawler-crawl/trawler/pkg/messages"
 	"github.com/trawler-crawl/trawler/pkg/profile"
-	"github.com/trawler-crawl/trawler/pkg/scope"
 	"github.com/trawler-crawl/trawler/pkg/warcwriter"
 )
 
@@ -35,15 +34,14 @@ type Deps struct {
 
 // Worker runs ingest and the crawl loops.
 type Worker struct {
-	cfg   Config
-	prof  profile.Profile
-	log   *slog.Logger
-	rdb   redis.UniversalClient
-	kcfg  kafka.Config
-	front *frontier.Frontier
-	batch *frontier.Batcher
-	//lint:ignore SA1019 the lead replaces it with the decide-rule engine
-	scope    *scope.SurtPrefixes
+	cfg      Config
+	prof     profile.Profile
+	log      *slog.Logger
+	rdb      redis.UniversalClient
+	kcfg     kafka.Config
+	front    *frontier.Frontier
+	batch    *frontier.Batcher
+	chain    *chain
 	fetcher  *fetch.Fetcher
 	warc     *warcwriter.Writer
 	producer *kgo.Client
@@ -54,9 +52,6 @@ type Worker struct {
 	slots *slots
 	held  held
 	wake  chan struct{}
-
-	scopeMu      sync.Mutex
-	scopeChecked time.Time
 
 	started time.Time
 	limitMu sync.Mutex
@@ -101,13 +96,18 @@ func New(cfg Config, d Deps) (*Worker, error) {
 	if err := d.Registerer.Register(frontier.NewCollector(front)); err != nil {
 		return nil, fmt.Errorf("worker frontier metrics: %w", err)
 	}
+	ch, err := newChain(context.Background(), d.Redis, front.Prefix(), p, cfg.DataDir, d.Resolver, d.Logger, d.Registerer)
+	if err != nil {
+		return nil, err
+	}
 	prod, err := kafka.NewClient(d.Kafka)
 	if err != nil {
+		ch.close()
 		return nil, fmt.Errorf("worker producer: %w", err)
 	}
 	w := &Worker{
 		cfg: cfg, prof: p, log: d.Logger, rdb: d.Redis, kcfg: d.Kafka, front: front, batch: frontier.NewBatcher(front),
-		scope:   scope.NewSurtPrefixes(d.Redis, front.Prefix(), p.Scope.MaxHops),
+		chain:   ch,
 		fetcher: f, producer: prod, metrics: newMetrics(d.Registerer), version: d.Version, reg: d.Registerer,
 		slots: newSlots(2 * cfg.Threads), held: held{m: map[*frontier.Claim]struct{}{}}, wake: make(chan struct{}, 1),
 	}
@@ -129,10 +129,9 @@ func NewFrontier(rdb redis.UniversalClient, cfg Config, p profile.Profile, log *
 // Frontier exposes the worker's frontier, for idle detection.
 func (w *Worker) Frontier() *frontier.Frontier { return w.front }
 
-// policy is the frontier policy of one URI. Every URI gets the profile's
-// today; sheets will make it differ per URI.
+// policy is the frontier policy of one URI, from its effective settings.
 func (w *Worker) policy(l messages.Launch) frontier.Policy {
-	return frontier.PolicyOf(w.prof)
+	return w.chain.policy(w.chain.settings(l.URL))
 }
 
 // Run consumes launches and crawls until ctx is cancelled, then shuts down
@@ -191,6 +190,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	go func() { defer loops.Done(); w.reapLoop(ctx) }()
 	go func() { defer loops.Done(); w.renewLoop(workCtx) }()
 
+	loops.Add(1)
+	go func() { defer loops.Done(); _ = w.chain.engine.Run(workCtx) }()
 	ingestErr := ingest.Run(ctx)
 	threads.Wait()
 	stopWork()
@@ -199,6 +200,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	var errs []error
 	if ingestErr != nil && !errors.Is(ingestErr, context.Canceled) {
 		errs = append(errs, fmt.Errorf("ingest: %w", ingestErr))
+	}
+	if err := w.chain.close(); err != nil {
+		errs = append(errs, fmt.Errorf("close scope: %w", err))
 	}
 	if err := w.warc.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close warcs: %w", err))
