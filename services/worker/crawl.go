@@ -18,6 +18,7 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/frontier"
 	"github.com/trawler-crawl/trawler/pkg/hostkey"
 	"github.com/trawler-crawl/trawler/pkg/messages"
+	"github.com/trawler-crawl/trawler/pkg/recentdb"
 	"github.com/trawler-crawl/trawler/pkg/scope"
 	"github.com/trawler-crawl/trawler/pkg/sheets"
 	"github.com/trawler-crawl/trawler/pkg/surt"
@@ -47,6 +48,9 @@ type outcome struct {
 	notFetched bool // the host was not contacted
 	// scopeDecision is the scope's answer at fetch time, for extra_info.
 	scopeDecision string
+	// etag and lastModified are the response's validators, passed on in
+	// extra_info for the recently-crawled DB's conditional requests.
+	etag, lastModified string
 }
 
 // Heritrix statuses the preselector gives.
@@ -226,7 +230,7 @@ func (w *Worker) record(ctx context.Context, c *frontier.Claim, resp *fetch.Resp
 	if resp.IP != nil {
 		ip = resp.IP.String()
 	}
-	loc, err := w.warc.WriteCapture(ctx, warcwriter.Capture{
+	capt := warcwriter.Capture{
 		URL: l.URL, Date: resp.Start, IP: ip, Request: resp.RequestBytes,
 		Response: resp.Raw.NewReader(), ResponseLength: resp.Raw.Size(),
 		PayloadDigest: resp.PayloadDigest, BlockDigest: resp.BlockDigest,
@@ -234,7 +238,13 @@ func (w *Worker) record(ctx context.Context, c *frontier.Claim, resp *fetch.Resp
 			Via: l.ParentURL, HopsFromSeed: l.HopPath(), SourceTag: l.Source(),
 			FetchTimeMs: resp.Duration.Milliseconds(), Outlinks: outlinks,
 		},
-	})
+	}
+	if rv := w.revisitOf(ctx, l.URL, resp); rv != nil {
+		capt.Revisit = rv
+		out.notes = append(out.notes, "duplicate:digest")
+	}
+	out.etag, out.lastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
+	loc, err := w.warc.WriteCapture(ctx, capt)
 	if err != nil {
 		w.log.Error("write WARC records", "url", l.URL, "err", err)
 		w.metrics.warcErrors.Inc()
@@ -331,6 +341,12 @@ func (w *Worker) event(l messages.Launch, thread int, o *outcome) messages.Crawl
 	}
 	if o.digest != "" {
 		ev.ContentDigest = &o.digest
+	}
+	if o.etag != "" {
+		ev.ExtraInfo[recentdb.ExtraETag] = o.etag
+	}
+	if o.lastModified != "" {
+		ev.ExtraInfo[recentdb.ExtraLastModified] = o.lastModified
 	}
 	return ev
 }

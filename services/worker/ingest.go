@@ -13,6 +13,7 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/hostkey"
 	"github.com/trawler-crawl/trawler/pkg/kafka"
 	"github.com/trawler-crawl/trawler/pkg/messages"
+	"github.com/trawler-crawl/trawler/pkg/profile"
 	"github.com/trawler-crawl/trawler/pkg/surt"
 	"github.com/trawler-crawl/trawler/pkg/uri"
 )
@@ -95,6 +96,9 @@ func (w *Worker) admit(ctx context.Context, ls []messages.Launch, launched, rejo
 	}
 	if len(cands) == 0 {
 		return nil, nil
+	}
+	if w.prof.Frontier.SeenFilter == profile.SeenRecently {
+		w.lastCrawled(ctx, cands)
 	}
 	res, err := w.batch.Admit(ctx, cands)
 	if err != nil {

@@ -68,9 +68,13 @@ func TestExclusionFileReloadStopsFetching(t *testing.T) {
 	e := &env{kc: kc, rdb: rdb, srv: srv, cl: cl}
 
 	prefix := surt.ImpliedPrefix(blocked)
-	onHost := func(ev messages.Crawled, seed string) bool { return strings.HasPrefix(surt.Heritrix(ev.URL), surt.ImpliedPrefix(seed)) }
+	onHost := func(ev messages.Crawled, seed string) bool {
+		return strings.HasPrefix(surt.Heritrix(ev.URL), surt.ImpliedPrefix(seed))
+	}
 	// Exclude the site once a few of its pages are in.
-	waitEvents(t, e, func(evs []messages.Crawled) bool { return count(evs, func(ev messages.Crawled) bool { return onHost(ev, blocked) }) >= 3 })
+	waitEvents(t, e, func(evs []messages.Crawled) bool {
+		return count(evs, func(ev messages.Crawled) bool { return onHost(ev, blocked) }) >= 3
+	})
 	f, err := os.OpenFile(excl, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/kafka"
 	"github.com/trawler-crawl/trawler/pkg/messages"
 	"github.com/trawler-crawl/trawler/pkg/profile"
+	"github.com/trawler-crawl/trawler/pkg/recentdb"
 	"github.com/trawler-crawl/trawler/pkg/warcwriter"
 )
 
@@ -42,6 +43,7 @@ type Worker struct {
 	front    *frontier.Frontier
 	batch    *frontier.Batcher
 	chain    *chain
+	recent   *recentdb.DB
 	fetcher  *fetch.Fetcher
 	warc     *warcwriter.Writer
 	producer *kgo.Client
@@ -100,6 +102,11 @@ func New(cfg Config, d Deps) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	recent, err := recentdb.New(d.Redis, recentdb.Options{Crawl: cfg.Crawl, Logger: d.Logger})
+	if err != nil {
+		ch.close()
+		return nil, fmt.Errorf("worker recently-crawled DB: %w", err)
+	}
 	prod, err := kafka.NewClient(d.Kafka)
 	if err != nil {
 		ch.close()
@@ -107,7 +114,7 @@ func New(cfg Config, d Deps) (*Worker, error) {
 	}
 	w := &Worker{
 		cfg: cfg, prof: p, log: d.Logger, rdb: d.Redis, kcfg: d.Kafka, front: front, batch: frontier.NewBatcher(front),
-		chain:   ch,
+		chain: ch, recent: recent,
 		fetcher: f, producer: prod, metrics: newMetrics(d.Registerer), version: d.Version, reg: d.Registerer,
 		slots: newSlots(2 * cfg.Threads), held: held{m: map[*frontier.Claim]struct{}{}}, wake: make(chan struct{}, 1),
 	}
