@@ -30,7 +30,9 @@ type Frontier struct {
 	// SeenFilter is recentlySeen (frequent crawl) or bloom (domain crawl).
 	SeenFilter string `yaml:"seenFilter"`
 	// RecrawlIntervalSeconds: a URI crawled more recently than this is not
-	// admitted again (recentlySeen).
+	// admitted again (recentlySeen), unless the launch timestamp it
+	// inherits is newer than its last crawl. 0 means only such a launch
+	// makes a crawled URI due again.
 	RecrawlIntervalSeconds int64 `yaml:"recrawlInterval"`
 	// BloomExpectedURIs and BloomFalsePositiveRate size the Bloom filter.
 	BloomExpectedURIs      int64   `yaml:"bloomExpectedUris"`

@@ -56,10 +56,23 @@ type handyURL struct {
 	hasQuery bool
 }
 
+// stripControl removes newlines, carriage returns and tabs, as handyurl
+// does before parsing.
+func stripControl(u string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == '\t' {
+			return -1
+		}
+		return r
+	}, u)
+}
+
 // parseHandy splits u as the surt package's handyurl.parse does.
 func parseHandy(u string) (*handyURL, error) {
 	u = strings.Trim(u, " \t\n\r\v\f")
-	u = strings.NewReplacer("\n", "", "\r", "", "\t", "").Replace(u)
+	if strings.ContainsAny(u, "\n\r\t") {
+		u = stripControl(u)
+	}
 	if !hasScheme(u) {
 		u = "http://" + u
 	}

@@ -16,6 +16,10 @@ type Config struct {
 	Seeds     []string
 	Feeds     []string
 	UntilIdle bool
+	// Relaunch launches the seeds as a new launch: with a launch timestamp
+	// inherited to every depth, so they and everything they reach are
+	// crawled again once, whatever the recrawl interval.
+	Relaunch bool
 	// Kafka and Redis name external servers; empty means embedded.
 	Kafka         string
 	Redis         string
@@ -24,10 +28,12 @@ type Config struct {
 	// other clients can attach.
 	KafkaListen string
 	AdminAddr   string
-	Crawl       string
-	Stream      string
-	Threads     int
-	TimeZone    string
+	// CDXAddr serves the CDX index with the OutbackCDX API; empty: not served.
+	CDXAddr  string
+	Crawl    string
+	Stream   string
+	Threads  int
+	TimeZone string
 	// Partitions for topics created by the standalone run (0 = as declared
 	// in kafka-topics/). One process gains nothing from 16.
 	Partitions int
@@ -51,11 +57,13 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data", "./trawler-data", "data directory: broker, Redis, WARCs, logs, CDX")
 	fs.Var((*stringList)(&c.Seeds), "seed", "seed URL to crawl (repeatable, or comma-separated)")
 	fs.Var((*stringList)(&c.Feeds), "feed", "W3ACT crawl feed (file, directory or URL) whose active targets are launched (repeatable)")
+	fs.BoolVar(&c.Relaunch, "relaunch", false, "launch the seeds as a new launch: crawl them and all they reach again (default: continue the crawl in --data)")
 	fs.BoolVar(&c.UntilIdle, "until-idle", false, "exit once nothing is queued or in flight, after writing the summary")
 	fs.StringVar(&c.Kafka, "kafka", "", "external Kafka brokers (comma-separated); empty runs the embedded broker")
 	fs.StringVar(&c.Redis, "redis", "", "external Redis address; empty runs an embedded Redis")
 	fs.StringVar(&c.RedisPassword, "redis-password", "", "password for the external Redis")
 	fs.StringVar(&c.KafkaListen, "kafka-listen", "127.0.0.1:9092", "loopback address of the embedded broker")
+	fs.StringVar(&c.CDXAddr, "cdx-addr", "127.0.0.1:8081", "OutbackCDX-compatible API of the crawl's CDX index (empty: not served)")
 	fs.StringVar(&c.AdminAddr, "admin-addr", "127.0.0.1:9100", "admin listener: /metrics, /healthz, /readyz")
 	fs.StringVar(&c.Crawl, "crawl", "fc", "crawl: fc or dc")
 	fs.StringVar(&c.Stream, "stream", "npld", "stream: npld or bypm")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -36,6 +37,9 @@ func launch(ctx context.Context, cfg Config, kc kafka.Config, wcfg worker.Config
 			}},
 			Timestamp: now.Format("2006-01-02T15:04:05.000"),
 		}
+		if cfg.Relaunch {
+			relaunch(&l, now)
+		}
 		b, err := json.Marshal(l)
 		if err != nil {
 			return n, nil, fmt.Errorf("encode seed %s: %w", s, err)
@@ -62,6 +66,19 @@ func launch(ctx context.Context, cfg Config, kc kafka.Config, wcfg worker.Config
 		return n, &sum, err
 	}
 	return n + sum.Messages, &sum, nil
+}
+
+// relaunch makes a seed launch a new launch: forced, with a launch
+// timestamp its outlinks inherit at any depth (refreshDepth), and the
+// quotas of its source reset.
+func relaunch(l *messages.Launch, now time.Time) {
+	hd := &l.ParentURLMetadata.HeritableData
+	depth := math.MaxInt32
+	l.ForceFetch = true
+	hd.LaunchTimestamp = messages.Timestamp14(now)
+	hd.RefreshDepth = &depth
+	hd.Heritable = append(hd.Heritable, "refreshDepth")
+	hd.Annotations = append(hd.Annotations, "resetQuotas", "launchTimestamp:"+hd.LaunchTimestamp)
 }
 
 // producer adapts a kgo client to the launcher's Producer.

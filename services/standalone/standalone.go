@@ -18,6 +18,7 @@ import (
 
 	kafkatopics "github.com/trawler-crawl/trawler/kafka-topics"
 	"github.com/trawler-crawl/trawler/pkg/admin"
+	"github.com/trawler-crawl/trawler/pkg/cdxindex"
 	"github.com/trawler-crawl/trawler/pkg/embedded"
 	"github.com/trawler-crawl/trawler/pkg/fetch"
 	"github.com/trawler-crawl/trawler/pkg/kafka"
@@ -166,8 +167,17 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	if err := recoverFrontier(ctx, cfg, cl, w, wcfg, d.Profile, log); err != nil {
 		return nil, err
 	}
-	ccfg := cdxwriter.Config{Crawl: cfg.Crawl, DataDir: cfg.DataDir}
-	cw, err := cdxwriter.New(ccfg, cdxwriter.Deps{Kafka: cl.kafka, Redis: cl.rdb, Logger: log.With("role", "cdxwriter"), Registerer: d.Registry})
+	ccfg := cdxwriter.Config{Crawl: cfg.Crawl, DataDir: cfg.DataDir, CDXAddr: cfg.CDXAddr}
+	ix, err := cdxindex.Open(ccfg.IndexDir(), cdxindex.Options{Logger: log.With("role", "cdxindex"), Registerer: d.Registry})
+	if err != nil {
+		return nil, err
+	}
+	defer ix.Close()
+	cdeps := cdxwriter.Deps{Kafka: cl.kafka, Redis: cl.rdb, Index: ix, Logger: log.With("role", "cdxwriter"), Registerer: d.Registry}
+	if cfg.CDXAddr != "" {
+		cdeps.API = ix.Handler(cdxindex.HandlerOptions{})
+	}
+	cw, err := cdxwriter.New(ccfg, cdeps)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +218,7 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 			all = append(all, e)
 		}
 	}
-	sum, err := summarise(context.WithoutCancel(ctx), cfg, wcfg, ccfg, w, time.Since(started), cl.redisK)
+	sum, err := summarise(context.WithoutCancel(ctx), cfg, wcfg, ccfg, w, ix, time.Since(started), cl.redisK)
 	all = append(all, err)
 	if sum != nil {
 		sum.Launched, sum.Feed, sum.EndedBy = launched, feedSum, endedBy

@@ -1,16 +1,15 @@
 package standalone
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/trawler-crawl/trawler/pkg/cdxindex"
 	"github.com/trawler-crawl/trawler/services/cdxwriter"
 	"github.com/trawler-crawl/trawler/services/launcher"
 	"github.com/trawler-crawl/trawler/services/worker"
@@ -41,7 +40,7 @@ type Summary struct {
 	Queued, InFlight int64
 }
 
-func summarise(ctx context.Context, cfg Config, wcfg worker.Config, ccfg cdxwriter.Config, w *worker.Worker, elapsed time.Duration, redisKind string) (*Summary, error) {
+func summarise(ctx context.Context, cfg Config, wcfg worker.Config, ccfg cdxwriter.Config, w *worker.Worker, ix *cdxindex.Index, elapsed time.Duration, redisKind string) (*Summary, error) {
 	t, err := w.Totals(ctx)
 	if err != nil {
 		return nil, err
@@ -54,25 +53,8 @@ func summarise(ctx context.Context, cfg Config, wcfg worker.Config, ccfg cdxwrit
 		CDXPath: ccfg.IndexDir(), Elapsed: elapsed, RedisKind: redisKind}
 	s.WARCFiles, _ = filepath.Glob(filepath.Join(wcfg.WARCDir(), "*.warc.gz"))
 	sort.Strings(s.WARCFiles)
-	if n, err := countLines(ccfg.IndexDir()); err == nil {
-		s.CDXLines = n
-	}
+	s.CDXLines, _ = ix.Count(ccfg.Collection())
 	return s, nil
-}
-
-func countLines(path string) (int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	var n int64
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		n++
-	}
-	return n, sc.Err()
 }
 
 // Print writes the summary for a person.

@@ -136,16 +136,22 @@ func child(parent messages.Launch, link, hop string, now time.Time) messages.Lau
 		URL: link, Method: "GET", Hop: hop, ParentURL: parent.URL,
 		ParentURLMetadata: messages.ParentMetadata{
 			PathFromSeed:  parent.HopPath(),
-			HeritableData: inherit(parent.ParentURLMetadata.HeritableData),
+			HeritableData: inherit(parent.ParentURLMetadata.HeritableData, len(parent.HopPath())+len(hop)),
 		},
 		Timestamp: now.UTC().Format("2006-01-02T15:04:05.000"),
 	}
 }
 
 // inherit copies the keys the parent lists as heritable, as Heritrix's
-// HeritableData does; source and the list itself always pass down.
-func inherit(h messages.HeritableData) messages.HeritableData {
+// HeritableData does; source and the list itself always pass down. The
+// launch timestamp also passes to URIs within the launch's refreshDepth
+// hops of the seed (UKWA's refresh semantics: a launch makes the seed and
+// its near outlinks due again), depth being the child's hops.
+func inherit(h messages.HeritableData, depth int) messages.HeritableData {
 	out := messages.HeritableData{Source: h.Source, Heritable: h.Heritable}
+	if h.RefreshDepth != nil && depth <= *h.RefreshDepth {
+		out.LaunchTimestamp = h.LaunchTimestamp
+	}
 	for _, k := range h.Heritable {
 		switch k {
 		case "refreshDepth":

@@ -72,7 +72,8 @@ while i <= #ARGV do
       ok = not seen and kind ~= 'f'
     else
       if done > last then last = done end
-      ok = last == 0 or last + interval <= now or (launch > 0 and last < launch)
+      -- interval 0: only a newer launch makes a crawled URI due again.
+      ok = last == 0 or (launch > 0 and last < launch) or (interval > 0 and last + interval <= now)
     end
     if ok then
       push(host, uk, level, ctx, blob, payload)

@@ -1,0 +1,141 @@
+package standalone
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/nlnwa/gowarc"
+
+	"github.com/trawler-crawl/trawler/pkg/cdxindex"
+	"github.com/trawler-crawl/trawler/pkg/testweb"
+)
+
+// capture is one response or revisit record read back from a WARC.
+type capture struct {
+	typ      gowarc.RecordType
+	status   int
+	refersTo string // WARC-Refers-To-Target-URI of a revisit
+	refDate  string
+}
+
+// capturesByURL reads every response and revisit record of files.
+func capturesByURL(t *testing.T, files []string) map[string][]capture {
+	t.Helper()
+	out := map[string][]capture{}
+	for _, name := range files {
+		r, err := gowarc.NewWarcFileReader(name, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			rec, _, _, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if typ := rec.Type(); typ == gowarc.Response || typ == gowarc.Revisit {
+				h := rec.WarcHeader()
+				raw, err := rec.Block().RawBytes()
+				if err != nil {
+					t.Fatal(err)
+				}
+				block, _ := io.ReadAll(raw)
+				resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(block)), nil)
+				if err != nil {
+					t.Fatalf("%s: %s record of %s: %v", name, typ, h.Get(gowarc.WarcTargetURI), err)
+				}
+				resp.Body.Close()
+				out[h.Get(gowarc.WarcTargetURI)] = append(out[h.Get(gowarc.WarcTargetURI)], capture{
+					typ: typ, status: resp.StatusCode,
+					refersTo: h.Get(gowarc.WarcRefersToTargetURI), refDate: h.Get(gowarc.WarcRefersToDate)})
+			}
+			_ = rec.Close()
+		}
+		_ = r.Close()
+	}
+	return out
+}
+
+// Crawling the synthetic web twice with a recrawl interval of 0 (each run a
+// new launch of the seeds, so every URL is due once per launch): the second
+// crawl writes identical-payload-digest revisits for unchanged pages and
+// full responses for the pages that changed in between, and the CDX index
+// answers for both captures of every URL.
+func TestRecrawlWritesRevisitsAndIndexesBoth(t *testing.T) {
+	srv := startSite(t, testweb.Config{Seed: 11, Hosts: 2, PagesPerHost: 15})
+	dir := t.TempDir()
+	p := testProfile()
+	p.Frontier.RecrawlIntervalSeconds = 0
+	first := runCrawlProfile(t, Config{DataDir: dir, Seeds: srv.Seeds(), Relaunch: true}, srv, p)
+	want := srv.Reachable(testweb.ReachOptions{MaxHops: 20})
+	if first.URIs != int64(len(want)) {
+		t.Fatalf("first crawl: %d URIs, want %d", first.URIs, len(want))
+	}
+	srv.SetEpoch(1)
+	changed := map[string]bool{}
+	for _, u := range srv.Changed(0, 1) {
+		changed[u] = true
+	}
+	if len(changed) == 0 {
+		t.Fatal("the synthetic web changed no page between epochs")
+	}
+	second := runCrawlProfile(t, Config{DataDir: dir, Seeds: srv.Seeds(), Relaunch: true}, srv, p)
+	if second.URIs != 2*int64(len(want)) {
+		t.Fatalf("after the second crawl: %d URIs, want %d (every URL twice)", second.URIs, 2*len(want))
+	}
+
+	caps := capturesByURL(t, second.WARCFiles)
+	revisits := 0
+	for _, u := range want {
+		cs := caps[u]
+		if len(cs) != 2 || cs[0].typ != gowarc.Response {
+			t.Errorf("%s: captures %+v, want a response then a second record", u, cs)
+			continue
+		}
+		wantRevisit := !changed[u] && cs[0].status >= 200 && cs[0].status < 300
+		switch got := cs[1]; {
+		case wantRevisit && got.typ != gowarc.Revisit:
+			t.Errorf("%s unchanged: second record is a %s, want a revisit", u, got.typ)
+		case wantRevisit && (got.refersTo != u || got.refDate == ""):
+			t.Errorf("%s: revisit refers to %q at %q", u, got.refersTo, got.refDate)
+		case !wantRevisit && got.typ != gowarc.Response:
+			t.Errorf("%s (changed %v, status %d): second record is a %s, want a response", u, changed[u], cs[0].status, got.typ)
+		}
+		if got := cs[1]; got.typ == gowarc.Revisit {
+			revisits++
+		}
+	}
+	if revisits == 0 {
+		t.Error("no revisit records written")
+	}
+
+	// The index holds both captures of every URL.
+	ix, err := cdxindex.Open(second.CDXPath, cdxindex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	api := httptest.NewServer(ix.Handler(cdxindex.HandlerOptions{ReadOnly: true}))
+	t.Cleanup(api.Close)
+	for _, u := range want {
+		resp, err := http.Get(api.URL + "/fc?url=" + url.QueryEscape(u))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		lines := strings.Split(strings.TrimSpace(string(body)), "\n")
+		if resp.StatusCode != http.StatusOK || len(lines) != 2 {
+			t.Errorf("index for %s: HTTP %d, %d lines:\n%s", u, resp.StatusCode, len(lines), body)
+		}
+	}
+}
