@@ -13,9 +13,12 @@ import (
 // Size when size is null; the proxy fields themselves are kept. Numbers in
 // extra_info decode as json.Number so they re-encode unchanged.
 func DecodeCrawled(b []byte) (Crawled, error) {
-	var c Crawled
-	if err := decodeStrict(b, &c); err != nil {
-		return Crawled{}, fmt.Errorf("decode crawled event: %w", err)
+	c, ok := fastDecodeCrawled(b)
+	if !ok {
+		c = Crawled{}
+		if err := decodeStrict(b, &c); err != nil {
+			return Crawled{}, fmt.Errorf("decode crawled event: %w", err)
+		}
 	}
 	if c.Mimetype == "" && c.ContentType != "" {
 		c.Mimetype = c.ContentType

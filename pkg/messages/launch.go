@@ -19,9 +19,12 @@ var ErrMissingURL = errors.New(`missing required field "url"`)
 // targetSheet decode as nil (Launch.MarshalJSON writes {} and [] for the
 // first two and omits the third).
 func DecodeLaunch(b []byte) (Launch, error) {
-	var l Launch
-	if err := decodeStrict(b, &l); err != nil {
-		return Launch{}, fmt.Errorf("decode launch message: %w", err)
+	l, ok := fastDecodeLaunch(b)
+	if !ok {
+		l = Launch{}
+		if err := decodeStrict(b, &l); err != nil {
+			return Launch{}, fmt.Errorf("decode launch message: %w", err)
+		}
 	}
 	if err := l.Validate(); err != nil {
 		return Launch{}, fmt.Errorf("decode launch message: %w", err)
@@ -43,6 +46,15 @@ func DecodeLaunch(b []byte) (Launch, error) {
 // MarshalJSON encodes the message with "headers" and "sheets" always
 // present, {} and [] when empty, the shape UKWA's consumers are used to.
 func (l Launch) MarshalJSON() ([]byte, error) {
+	if b, err := appendLaunch(make([]byte, 0, launchSizeHint), l); err == nil {
+		return b, nil
+	}
+	return l.marshalSlow()
+}
+
+// marshalSlow is MarshalJSON through encoding/json; the fast encoder falls
+// back to it so a bad raw value is reported in encoding/json's words.
+func (l Launch) marshalSlow() ([]byte, error) {
 	type plain Launch // no methods: avoids recursing into MarshalJSON
 	p := plain(l)
 	if p.Headers == nil {
@@ -227,6 +239,15 @@ func (h *HeritableData) UnmarshalJSON(b []byte) error {
 // MarshalJSON encodes the known fields (omitting empty ones) together with
 // the Extra keys; a known field wins over an Extra key of the same name.
 func (h HeritableData) MarshalJSON() ([]byte, error) {
+	if b, err := appendHeritable(nil, h); err == nil {
+		return b, nil
+	}
+	return h.marshalSlow()
+}
+
+// marshalSlow is MarshalJSON through encoding/json; the fast encoder falls
+// back to it so a bad raw value is reported in encoding/json's words.
+func (h HeritableData) marshalSlow() ([]byte, error) {
 	m := make(map[string]any, len(h.Extra)+5)
 	for k, v := range h.Extra {
 		m[k] = v
