@@ -119,17 +119,7 @@ func (ix *Index) ingest(ctx context.Context, collection string, r io.Reader, ski
 		caps = append(caps, c)
 		return nil
 	})
-	if errors.Is(err, errStop) {
-		return res, nil
-	}
-	if err != nil {
-		return res, err
-	}
-	if err := ix.write(ctx, collection, caps, opPut); err != nil {
-		return res, err
-	}
-	res.added = int64(len(caps))
-	return res, nil
+	return ix.commit(ctx, collection, caps, opPut, err, res)
 }
 
 // remove parses every line of r and deletes the captures in one durable
@@ -155,13 +145,19 @@ func (ix *Index) remove(ctx context.Context, collection string, r io.Reader, rec
 		caps = append(caps, c)
 		return nil
 	})
-	if errors.Is(err, errStop) {
+	return ix.commit(ctx, collection, caps, opDelete, err, res)
+}
+
+// commit writes the captures a scan collected in one durable batch, unless
+// the scan stopped at a bad line (reported in res) or failed.
+func (ix *Index) commit(ctx context.Context, collection string, caps []capture, op writeOp, scanErr error, res ingestResult) (ingestResult, error) {
+	if errors.Is(scanErr, errStop) {
 		return res, nil
 	}
-	if err != nil {
-		return res, err
+	if scanErr != nil {
+		return res, scanErr
 	}
-	if err := ix.write(ctx, collection, caps, opDelete); err != nil {
+	if err := ix.write(ctx, collection, caps, op); err != nil {
 		return res, err
 	}
 	res.added = int64(len(caps))

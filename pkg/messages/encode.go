@@ -100,7 +100,7 @@ func appendRaw(dst []byte, raw json.RawMessage) ([]byte, error) {
 	if raw == nil {
 		return append(dst, "null"...), nil
 	}
-	if bytes.IndexAny(raw, " \t\r\n") < 0 {
+	if !bytes.ContainsAny(raw, " \t\r\n") {
 		if !json.Valid(raw) {
 			return dst, errInvalidRaw
 		}

@@ -136,10 +136,6 @@ func NewFrontier(rdb redis.UniversalClient, cfg Config, p profile.Profile, log *
 // Frontier exposes the worker's frontier, for idle detection.
 func (w *Worker) Frontier() *frontier.Frontier { return w.front }
 
-// policy is the frontier policy of one URI, from its effective settings.
-func (w *Worker) policy(l messages.Launch) frontier.Policy {
-	return w.chain.policy(w.chain.settings(l.URL))
-}
 
 // Run consumes launches and crawls until ctx is cancelled, then shuts down
 // in order: stop taking work, finish in-flight fetches, close WARCs, flush
