@@ -62,7 +62,8 @@ func TestProduceSync(t *testing.T) {
 func TestProducerAsync(t *testing.T) {
 	ctx := testContext(t, 20*time.Second)
 	cfg := newCluster(t, 4, "fc.crawled")
-	p := NewProducer(newTestClient(t, cfg))
+	// A missing topic must fail fast, not after the default retries.
+	p := NewProducer(newTestClient(t, cfg, kgo.UnknownTopicRetries(1)))
 
 	for i := range 100 {
 		p.ProduceAsync(ctx, "fc.crawled", fmt.Sprintf("host-%d", i%10), []byte(fmt.Sprint(i)))
