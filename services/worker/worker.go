@@ -136,7 +136,6 @@ func NewFrontier(rdb redis.UniversalClient, cfg Config, p profile.Profile, log *
 // Frontier exposes the worker's frontier, for idle detection.
 func (w *Worker) Frontier() *frontier.Frontier { return w.front }
 
-
 // Run consumes launches and crawls until ctx is cancelled, then shuts down
 // in order: stop taking work, finish in-flight fetches, close WARCs, flush
 // and commit.
