@@ -1,17 +1,17 @@
 package embedded
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/trawler-crawl/trawler/internal/testlog"
 )
 
 // helperEnv makes the test binary act as a parent process that starts
@@ -66,26 +66,8 @@ func processAlive(pid int) bool {
 	return s[i+2] != 'Z' && s[i+2] != 'X'
 }
 
-// logBuffer is a concurrency-safe sink for a test logger.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// logBuffer is the shared concurrency-safe test log sink.
+type logBuffer = testlog.Buffer
 
 // testLogger returns a logger writing to the returned buffer.
-func testLogger() (*slog.Logger, *logBuffer) {
-	b := &logBuffer{}
-	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug})), b
-}
+func testLogger() (*slog.Logger, *logBuffer) { return testlog.New(slog.LevelDebug) }

@@ -2,12 +2,14 @@ package scope
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/trawler-crawl/trawler/internal/testlog"
 	"github.com/trawler-crawl/trawler/pkg/profile"
 )
 
@@ -47,8 +49,8 @@ func TestExclusionHotReload(t *testing.T) {
 	excl := writeFile(t, dir, "exclude.txt", "# complaints\n+http://(org,blocked,\n")
 	cfg := profile.Default().Scope
 	cfg.ExcludedSurtsFile = excl
-	logs := &logBuffer{}
-	e := newEngine(t, cfg, Options{Seeds: seedsWith(t, "http://www.site.example/"), PollInterval: 10 * time.Millisecond, Logger: logs.logger()})
+	log, logs := testlog.New(slog.LevelDebug)
+	e := newEngine(t, cfg, Options{Seeds: seedsWith(t, "http://www.site.example/"), PollInterval: 10 * time.Millisecond, Logger: log})
 	runEngine(t, e)
 
 	page := "http://www.site.example/private/page"
@@ -92,9 +94,9 @@ func TestExclusionHotReload(t *testing.T) {
 func TestReloadKeepsPreviousSetOnError(t *testing.T) {
 	dir := t.TempDir()
 	file := writeFile(t, dir, "surts.txt", "+http://(uk,co,old,\n")
-	logs := &logBuffer{}
+	log, logs := testlog.New(slog.LevelDebug)
 	cfg := scopeFromYAML(t, "rules:\n- {rule: SurtPrefixedDecideRule, seedsAsSurtPrefixes: false, surtsSourceFile: surts.txt}\n")
-	e := newEngine(t, cfg, Options{BaseDir: dir, Logger: logs.logger()})
+	e := newEngine(t, cfg, Options{BaseDir: dir, Logger: log})
 	ctx := context.Background()
 	accepts := func(u string) bool { return e.Decide(ctx, candidate(t, u, "", "L", false)).Accepted() }
 

@@ -1,16 +1,15 @@
 package sheets
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
 
+	"github.com/trawler-crawl/trawler/internal/testlog"
 	"github.com/trawler-crawl/trawler/pkg/profile"
 )
 
@@ -18,28 +17,10 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// logBuffer is a concurrency-safe sink for a test logger.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
+// logBuffer is the shared concurrency-safe test log sink.
+type logBuffer = testlog.Buffer
 
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func testLogger() (*slog.Logger, *logBuffer) {
-	b := &logBuffer{}
-	return slog.New(slog.NewTextHandler(b, nil)), b
-}
+func testLogger() (*slog.Logger, *logBuffer) { return testlog.New(slog.LevelInfo) }
 
 // decode reads a profile from YAML over the defaults.
 func decode(t *testing.T, y string) profile.Profile {

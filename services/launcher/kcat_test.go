@@ -13,13 +13,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/trawler-crawl/trawler/internal/testlog"
 	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
 	"github.com/trawler-crawl/trawler/pkg/hostkey"
 	"github.com/trawler-crawl/trawler/pkg/kafka"
@@ -35,23 +35,8 @@ func (noDNS) LookupIPAddr(context.Context, string) ([]net.IPAddr, error) {
 	return nil, errors.New("no DNS in tests")
 }
 
-// syncBuffer is a log sink safe for the worker's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer is the shared concurrency-safe test log sink.
+type syncBuffer = testlog.Buffer
 
 // Launch messages written by another producer (kcat, librdkafka) in the
 // shapes UKWA's tools write them are admitted by a worker; the POST is
