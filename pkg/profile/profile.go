@@ -33,6 +33,8 @@ type Profile struct {
 	Render      Render      `yaml:"render"`
 	Scope       Scope       `yaml:"scope"`
 	WARC        WARC        `yaml:"warc"`
+	ClamAV      ClamAV      `yaml:"clamav"`
+	Credentials Credentials `yaml:"credentials"`
 	Sheets      Sheets      `yaml:"sheets"`
 }
 
@@ -70,6 +72,19 @@ type Fetch struct {
 	SpoolThresholdBytes int64 `yaml:"spoolThresholdBytes"`
 	// IgnoreCookies sends no cookies and keeps none (the noCookies sheet).
 	IgnoreCookies bool `yaml:"ignoreCookies"`
+	// CookieFile is a Netscape cookies.txt loaded into the jar at start
+	// (Heritrix's cookiesLoadFile); relative to the profile's directory.
+	CookieFile string `yaml:"cookieFile"`
+	// KeepAlive sends HTTP/1.1 and reuses connections; the default is
+	// HTTP/1.0 with Connection: close, as Heritrix does.
+	KeepAlive bool `yaml:"keepAlive"`
+	// SendIfModifiedSince and SendIfNoneMatch make conditional requests from
+	// the recently-crawled DB's Last-Modified and ETag (Heritrix FetchHTTP).
+	SendIfModifiedSince bool `yaml:"sendIfModifiedSince"`
+	SendIfNoneMatch     bool `yaml:"sendIfNoneMatch"`
+	// Proxy sends every fetch through an HTTP (http://host:port) or SOCKS5
+	// (socks5://[user:pass@]host:port) proxy; empty means direct.
+	Proxy string `yaml:"proxy"`
 }
 
 // WARC file settings.
@@ -93,6 +108,7 @@ func Default() Profile {
 		Fetch: Fetch{
 			ConnectTimeoutSeconds: 20, ReadTimeoutSeconds: 60, TotalTimeoutSeconds: 1200,
 			MaxLengthBytes: 0, SpoolThresholdBytes: 1 << 20,
+			SendIfModifiedSince: true, SendIfNoneMatch: true,
 		},
 		Frontier:    defaultFrontier(),
 		Quotas:      defaultQuotas(),
@@ -102,6 +118,7 @@ func Default() Profile {
 		Extract:     Extract{Javascript: true, Sitemaps: true},
 		Scope:       defaultScope(),
 		WARC:        WARC{Prefix: "TRAWLER", MaxFileSizeBytes: 1 << 30, CompressionLevel: 6},
+		ClamAV:      defaultClamAV(),
 	}
 }
 
@@ -149,7 +166,8 @@ func (p Profile) Validate() error {
 		errs = append(errs, errors.New("fetch: maxLengthBytes must be >= 0 and spoolThresholdBytes > 0"))
 	}
 	errs = append(errs, p.Frontier.validate(), p.Quotas.validate(), p.Limits.validate(),
-		p.Robots.validate(), p.DNS.validate(), p.Scope.validate(), p.Sheets.validate())
+		p.Robots.validate(), p.DNS.validate(), p.Scope.validate(), p.Sheets.validate(),
+		p.ClamAV.validate(), p.Credentials.validate(), validateProxy(p.Fetch.Proxy))
 	if p.WARC.Prefix == "" || strings.ContainsAny(p.WARC.Prefix, "/ ") {
 		errs = append(errs, fmt.Errorf("warc.prefix: %q must be non-empty without spaces or slashes", p.WARC.Prefix))
 	}

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -85,7 +86,7 @@ func TestSet(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
 				}
-				if p != before {
+				if !reflect.DeepEqual(p, before) {
 					t.Fatal("a failed Set changed the profile")
 				}
 				return
