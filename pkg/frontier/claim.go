@@ -156,6 +156,10 @@ type Outcome struct {
 	CrawlDelayKnown bool
 	// Policy holds the URI's effective settings.
 	Policy Policy
+	// Decision, when set, is used instead of Policy.Decide: a failed
+	// prerequisite (DNS, robots.txt) retries like a fetch failure but
+	// finishes with its own status (-6, -61) rather than -8.
+	Decision *Decision
 }
 
 // Complete settles a batch of claims: each URI finishes, or goes back to
@@ -226,6 +230,9 @@ func outcomeArgs(o Outcome, release bool) []any {
 		return []any{o.Claim.lease, "u", 0, 0, 0, -1, 0, 0, 1}
 	}
 	d := o.Policy.Decide(o.Status, o.Claim.Retries)
+	if o.Decision != nil {
+		d = *o.Decision
+	}
 	kind := "f"
 	if d.Retry {
 		kind = "r"

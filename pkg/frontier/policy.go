@@ -200,3 +200,13 @@ func LimitReached(l profile.Limits, t Totals, elapsed time.Duration) string {
 	}
 	return ""
 }
+
+// DecidePrerequisite applies the retry policy to a failed prerequisite
+// (DNS lookup, robots.txt): a retriable failure is retried like a fetch
+// failure, but when the retries run out the URI finishes with status itself
+// (-6, -61), as Heritrix reports it, not -8.
+func (p Policy) DecidePrerequisite(status, retries int, retriable bool) Decision {
+	d := Decision{Status: status, Attempts: retries + 1}
+	d.Retry = retriable && retries < p.Frontier.MaxRetries
+	return d
+}

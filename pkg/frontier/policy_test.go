@@ -105,6 +105,26 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+func TestDecidePrerequisite(t *testing.T) {
+	p := PolicyOf(profile.Default())
+	p.Frontier.MaxRetries = 2
+	tests := []struct {
+		status, retries int
+		retriable       bool
+		want            Decision
+	}{
+		{-61, 0, true, Decision{Retry: true, Status: -61, Attempts: 1}},
+		{-61, 2, true, Decision{Status: -61, Attempts: 3}},
+		{-6, 0, false, Decision{Status: -6, Attempts: 1}},
+		{-6, 1, true, Decision{Retry: true, Status: -6, Attempts: 2}},
+	}
+	for _, tc := range tests {
+		if got := p.DecidePrerequisite(tc.status, tc.retries, tc.retriable); got != tc.want {
+			t.Errorf("DecidePrerequisite(%d, %d, %v) = %+v, want %+v", tc.status, tc.retries, tc.retriable, got, tc.want)
+		}
+	}
+}
+
 func TestOverQuota(t *testing.T) {
 	none := PolicyOf(profile.Default()).Quotas
 	tests := []struct {

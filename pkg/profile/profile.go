@@ -73,7 +73,8 @@ type Fetch struct {
 	// IgnoreCookies sends no cookies and keeps none (the noCookies sheet).
 	IgnoreCookies bool `yaml:"ignoreCookies"`
 	// CookieFile is a Netscape cookies.txt loaded into the jar at start
-	// (Heritrix's cookiesLoadFile); relative to the profile's directory.
+	// (Heritrix's cookiesLoadFile); a relative path is taken from the
+	// working directory.
 	CookieFile string `yaml:"cookieFile"`
 	// KeepAlive sends HTTP/1.1 and reuses connections; the default is
 	// HTTP/1.0 with Connection: close, as Heritrix does.

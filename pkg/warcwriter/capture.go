@@ -64,6 +64,9 @@ type Revisit struct {
 	RefersToURI      string
 	RefersToDate     time.Time
 	RefersToRecordID string // optional
+	// NotModified writes profile server-not-modified (the server answered
+	// a conditional request with 304) instead of identical-payload-digest.
+	NotModified bool
 }
 
 // Location is where a record was written: the offset of its gzip member in

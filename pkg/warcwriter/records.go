@@ -165,16 +165,21 @@ func (b builder) response(c *Capture) (gowarc.WarcRecord, error) {
 	return rec, nil
 }
 
-// revisit builds an identical-payload-digest revisit of c: gowarc turns the
-// full response record into one whose block is the HTTP header only.
+// revisit builds a revisit of c (identical-payload-digest, or
+// server-not-modified for a 304): gowarc turns the full response record into
+// one whose block is the HTTP header only.
 func (b builder) revisit(c *Capture) (gowarc.WarcRecord, error) {
 	resp, err := b.response(c)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = resp.Close() }()
+	profile := gowarc.ProfileIdenticalPayloadDigestV1_1
+	if c.Revisit.NotModified {
+		profile = gowarc.ProfileServerNotModifiedV1_1
+	}
 	rev, err := resp.ToRevisitRecord(&gowarc.RevisitRef{
-		Profile:        gowarc.ProfileIdenticalPayloadDigestV1_1,
+		Profile:        profile,
 		TargetRecordId: c.Revisit.RefersToRecordID,
 		TargetUri:      c.Revisit.RefersToURI,
 		TargetDate:     formatDate(c.Revisit.RefersToDate),

@@ -303,3 +303,23 @@ func metricValue(t *testing.T, reg *prometheus.Registry, name, label string) flo
 	t.Fatalf("no series %s{%s}", name, label)
 	return 0
 }
+
+// TestRevisitNotModified checks the server-not-modified profile written for
+// a 304 answer to a conditional request.
+func TestRevisitNotModified(t *testing.T) {
+	dir := t.TempDir()
+	w, _ := newTestWriter(t, testConfig(dir))
+	f := newFetch("http://example.com/nm", fetchDate, nil, false)
+	f.c.Revisit = &Revisit{RefersToURI: "http://example.com/nm", RefersToDate: fetchDate.Add(-time.Hour), NotModified: true}
+	loc, err := w.WriteCapture(context.Background(), f.c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := readMember(t, dir, loc)
+	wantHeader(t, r, gowarc.WarcType, "revisit")
+	wantHeader(t, r, gowarc.WarcProfile, gowarc.ProfileServerNotModifiedV1_1)
+	wantHeader(t, r, gowarc.WarcRefersToTargetURI, "http://example.com/nm")
+}

@@ -28,6 +28,8 @@ type Config struct {
 	Threads int           `yaml:"threads"`
 	DataDir string        `yaml:"data"`
 	Lease   time.Duration `yaml:"lease"`
+	// ClamdAddr overrides the profile's clamav.address (TRAWLER_CLAMD_ADDR).
+	ClamdAddr string `yaml:"clamdAddr"`
 }
 
 // RegisterFlags registers the worker flags with their defaults.
@@ -42,6 +44,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Threads, "threads", 32, "number of concurrent crawl loops")
 	fs.StringVar(&c.DataDir, "data", "./trawler-data", "directory for WARCs and crawl logs")
 	fs.DurationVar(&c.Lease, "lease", 5*time.Minute, "lease on a claimed host; renewed while fetching")
+	fs.StringVar(&c.ClamdAddr, "clamd-addr", "", "clamd address (tcp://host:port or unix:///path); overrides the profile's clamav.address")
 }
 
 // Validate checks the configuration.
@@ -97,3 +100,11 @@ func (c Config) DLQTopic() string { return c.Crawl + ".dlq" }
 
 // WARCDir is where this stream's WARCs are written.
 func (c Config) WARCDir() string { return c.DataDir + "/warcs/" + c.Name() }
+
+// ViralDir is where captures clamd flagged are written, in WARCs of their
+// own ({prefix}-VIRAL-...), kept apart so they are never replayed by
+// accident.
+func (c Config) ViralDir() string { return c.DataDir + "/warcs-viral/" + c.Name() }
+
+// LogDir holds crawl.log, beside the WARC directory.
+func (c Config) LogDir() string { return c.DataDir + "/logs/" + c.Name() }

@@ -1,19 +1,13 @@
 package worker
 
 import (
-	"compress/flate"
-	"compress/gzip"
 	"context"
-	"errors"
-	"io"
-	"net"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/trawler-crawl/trawler/pkg/extract"
+	"github.com/trawler-crawl/trawler/pkg/crawllog"
 	"github.com/trawler-crawl/trawler/pkg/fetch"
 	"github.com/trawler-crawl/trawler/pkg/frontier"
 	"github.com/trawler-crawl/trawler/pkg/hostkey"
@@ -22,16 +16,8 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/scope"
 	"github.com/trawler-crawl/trawler/pkg/sheets"
 	"github.com/trawler-crawl/trawler/pkg/surt"
-	"github.com/trawler-crawl/trawler/pkg/uri"
 	"github.com/trawler-crawl/trawler/pkg/warcwriter"
 )
-
-// defaultResolver is the system resolver.
-type defaultResolver struct{}
-
-func (defaultResolver) LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error) {
-	return net.DefaultResolver.LookupIPAddr(ctx, host)
-}
 
 // outcome is what a fetch came to, before it is published.
 type outcome struct {
@@ -73,66 +59,6 @@ func (w *Worker) preselect(eff *sheets.Effective, d scope.Decision, url string) 
 	return 0, ""
 }
 
-// crawl works on one claimed URI and settles it: a URI over quota finishes
-// with -5003; a transient failure with retries left goes back to the
-// frontier without a crawled event; anything else is recorded and gets
-// exactly one crawled event before its claim is completed.
-func (w *Worker) crawl(ctx context.Context, c *frontier.Claim, thread int) {
-	l := c.Launch
-	d, eff, err := w.chain.judge(ctx, l)
-	if err != nil {
-		eff = w.chain.settings(l.URL)
-	}
-	pol := w.chain.policy(eff)
-	var out *outcome
-	var dec frontier.Decision
-	if status, note := w.preselect(eff, d, l.URL); status != 0 {
-		out = &outcome{status: status, mime: "unknown", start: time.Now(), notFetched: true}
-		if note != "" {
-			out.notes = []string{note}
-		}
-		dec = frontier.Decision{Status: status, Attempts: c.Retries + 1}
-	} else if q, over := pol.OverQuota(c.Usage); over {
-		out = &outcome{status: frontier.StatusBlockedByQuota, mime: "unknown", notes: []string{"Q:" + q}, start: time.Now(), notFetched: true}
-		dec = frontier.Decision{Status: out.status, Attempts: c.Retries + 1}
-	} else {
-		var resp *fetch.Response
-		resp, out = w.fetch(ctx, l)
-		if out == nil {
-			w.release(ctx, c, "fetch interrupted")
-			return
-		}
-		dec = pol.Decide(out.status, c.Retries)
-		if dec.Retry {
-			closeResp(resp)
-			w.metrics.retries.Inc()
-			w.complete(ctx, c, pol, out, dec)
-			return
-		}
-		if dec.Status != out.status { // retries exhausted: -8, nothing recorded
-			closeResp(resp)
-			out.status, out.mime = dec.Status, "unknown"
-		} else if resp != nil {
-			ok := w.record(ctx, c, resp, out)
-			resp.Close()
-			if !ok {
-				w.release(ctx, c, "capture not recorded")
-				return
-			}
-		}
-	}
-	if a := dec.Annotation(); a != "" {
-		out.notes = append(out.notes, a)
-	}
-	out.notes = append(out.notes, d.Annotations...)
-	out.scopeDecision = d.String()
-	if !w.publish(ctx, l, thread, out) {
-		w.release(ctx, c, "publish failed")
-		return
-	}
-	w.complete(ctx, c, pol, out, dec)
-}
-
 func closeResp(r *fetch.Response) {
 	if r != nil {
 		r.Close()
@@ -155,31 +81,69 @@ func (w *Worker) publish(ctx context.Context, l messages.Launch, thread int, out
 			return false
 		}
 	}
-	key, _ := hostkey.ForURL(l.URL)
-	rec := &kgo.Record{Topic: w.cfg.CrawledTopic(), Key: []byte(key), Value: b}
+	rec := &kgo.Record{Topic: w.cfg.CrawledTopic(), Key: []byte(eventKey(l.URL)), Value: b}
 	if err := w.producer.ProduceSync(ctx, rec).FirstErr(); err != nil {
 		w.log.Error("publish crawled event; the URI will be crawled again", "url", l.URL, "err", err)
 		return false
 	}
+	w.logCrawl(ev, out)
 	return true
+}
+
+// eventKey is the crawled event's partition key: the host, so one host's
+// events stay in order; a dns: URI is keyed by the host it looked up.
+func eventKey(url string) string {
+	if host, ok := strings.CutPrefix(url, "dns:"); ok {
+		return host
+	}
+	key, _ := hostkey.ForURL(url)
+	return key
+}
+
+// logCrawl writes the crawl.log line of a published event.
+func (w *Worker) logCrawl(ev messages.Crawled, out *outcome) {
+	if w.clog == nil {
+		return
+	}
+	e := crawllog.Entry{
+		Logged: time.Now(), Status: ev.StatusCode, Size: out.size, URL: ev.URL, HopPath: ev.HopPath, Via: ev.Via,
+		MIME: ev.Mimetype, Thread: ev.Thread, Duration: out.duration, Digest: out.digest, Source: ev.Seed,
+	}
+	if !out.notFetched {
+		e.FetchStart = out.start
+	}
+	if ev.Annotations != "" {
+		e.Annotations = []string{ev.Annotations}
+	}
+	if err := w.clog.Write(e); err != nil {
+		w.log.Error("write crawl.log", "url", ev.URL, "err", err)
+	}
 }
 
 // complete settles the claim with its politeness delay (through the
 // Batcher, so concurrent threads share one round trip).
-func (w *Worker) complete(ctx context.Context, c *frontier.Claim, pol frontier.Policy, out *outcome, dec frontier.Decision) {
-	defer w.done(c)
-	res, err := w.batch.Complete(ctx, []frontier.Outcome{{
-		Claim: c, Status: out.status, Bytes: out.size, Duration: out.duration, NotFetched: out.notFetched, Policy: pol,
-	}})
+func (w *Worker) complete(ctx context.Context, t *task) {
+	defer w.done(t.c)
+	o := frontier.Outcome{
+		Claim: t.c, Status: t.out.status, Bytes: t.out.size, Duration: t.out.duration, NotFetched: t.out.notFetched,
+		Policy: t.pol, CrawlDelay: t.crawlDelay, CrawlDelayKnown: t.crawlDelayKnown,
+	}
+	if t.decided {
+		d := t.dec
+		o.Decision = &d
+	}
+	var res []bool
+	var err error
+	stage(ctx, "frontier", func(ctx context.Context) { res, err = w.batch.Complete(ctx, []frontier.Outcome{o}) })
 	if err != nil {
-		w.log.Error("complete; the lease will expire and the URI be crawled again", "url", c.Launch.URL, "err", err)
+		w.log.Error("complete; the lease will expire and the URI be crawled again", "url", t.l.URL, "err", err)
 		return
 	}
 	if !res[0] {
-		w.log.Warn("lease had expired before completion; the URI was returned to the frontier", "url", c.Launch.URL)
+		w.log.Warn("lease had expired before completion; the URI was returned to the frontier", "url", t.l.URL)
 	}
-	if !dec.Retry {
-		w.metrics.observe(out)
+	if !t.dec.Retry {
+		w.metrics.observe(t.out)
 	}
 }
 
@@ -188,129 +152,6 @@ func (w *Worker) release(ctx context.Context, c *frontier.Claim, why string) {
 	defer w.done(c)
 	if err := w.front.Release(context.WithoutCancel(ctx), []*frontier.Claim{c}); err != nil {
 		w.log.Error("release unfinished URI; its lease will expire", "url", c.Launch.URL, "why", why, "err", err)
-	}
-}
-
-// fetch gets the URI. A nil outcome means the work was interrupted by
-// something other than the site (shutdown, local disk): the URI goes back
-// uncharged. A failed fetch has an outcome with its status and no
-// response.
-func (w *Worker) fetch(ctx context.Context, l messages.Launch) (*fetch.Response, *outcome) {
-	hdr := http.Header{}
-	for k, v := range l.RequestHeaders() {
-		hdr.Set(k, v)
-	}
-	t0 := time.Now()
-	resp, err := w.fetcher.Fetch(ctx, fetch.Request{URL: l.URL, Header: hdr})
-	if err != nil {
-		var fe *fetch.Error
-		if !errors.As(err, &fe) {
-			w.log.Warn("fetch interrupted; URI returned to the frontier", "url", l.URL, "err", err)
-			return nil, nil
-		}
-		w.log.Debug("fetch failed", "url", l.URL, "status", fe.Status, "err", err)
-		return nil, &outcome{status: fe.Status, mime: "unknown", start: t0, duration: time.Since(t0)}
-	}
-	return resp, &outcome{
-		status: resp.StatusCode, size: resp.Raw.Size(), length: resp.Payload.Size(),
-		digest: resp.PayloadDigest, mime: resp.MIME, notes: resp.Annotations, start: resp.Start, duration: resp.Duration,
-	}
-}
-
-// record writes the capture to WARC, extracts its links and admits them;
-// false means it could not be recorded and the URI must be crawled again.
-func (w *Worker) record(ctx context.Context, c *frontier.Claim, resp *fetch.Response, out *outcome) bool {
-	l := c.Launch
-	links := w.extract(l, resp)
-	outlinks := make([]warcwriter.Outlink, len(links))
-	for i, k := range links {
-		outlinks[i] = warcwriter.Outlink{URL: k.URL, Hop: string(rune(k.Hop)), Context: k.Context}
-	}
-	ip := ""
-	if resp.IP != nil {
-		ip = resp.IP.String()
-	}
-	capt := warcwriter.Capture{
-		URL: l.URL, Date: resp.Start, IP: ip, Request: resp.RequestBytes,
-		Response: resp.Raw.NewReader(), ResponseLength: resp.Raw.Size(),
-		PayloadDigest: resp.PayloadDigest, BlockDigest: resp.BlockDigest,
-		Metadata: &warcwriter.Metadata{
-			Via: l.ParentURL, HopsFromSeed: l.HopPath(), SourceTag: l.Source(),
-			FetchTimeMs: resp.Duration.Milliseconds(), Outlinks: outlinks,
-		},
-	}
-	if rv := w.revisitOf(ctx, l.URL, resp); rv != nil {
-		capt.Revisit = rv
-		out.notes = append(out.notes, "duplicate:digest")
-	}
-	out.etag, out.lastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
-	loc, err := w.warc.WriteCapture(ctx, capt)
-	if err != nil {
-		w.log.Error("write WARC records", "url", l.URL, "err", err)
-		w.metrics.warcErrors.Inc()
-		return false
-	}
-	out.loc = &loc
-	now := time.Now()
-	children := make([]messages.Launch, 0, len(links))
-	for _, k := range links {
-		children = append(children, child(l, k.URL, string(rune(k.Hop)), now))
-	}
-	w.refreshScope(ctx, l.IsSeed)
-	recs, err := w.admit(ctx, children, false, c.Interrupted)
-	if err != nil {
-		w.log.Error("admit outlinks", "url", l.URL, "err", err)
-		return false
-	}
-	out.inscope = recs
-	return true
-}
-
-// refreshScope reloads the shared seed prefixes before outlinks are
-// judged: at most once a second (it costs a Redis round trip), but always
-// when crawling a seed, whose prefix another worker may have added a
-// moment ago. Threads wait for a refresh in progress rather than judge
-// with a set not yet loaded.
-func (w *Worker) refreshScope(ctx context.Context, seed bool) { w.chain.refresh(ctx, seed) }
-
-// extract finds links in the response headers and, for HTML and CSS, in the
-// body. Extraction problems are logged, never fatal: the capture stands.
-func (w *Worker) extract(l messages.Launch, resp *fetch.Response) []extract.Link {
-	opts := extract.Options{Resolve: uri.Resolve}
-	links := extract.Headers(resp.Header, l.URL, opts)
-	isHTML, isCSS := strings.Contains(resp.MIME, "html"), resp.MIME == "text/css"
-	if !isHTML && !isCSS {
-		return links
-	}
-	body, err := decodedBody(resp)
-	if err != nil {
-		w.log.Debug("decode body for extraction", "url", l.URL, "err", err)
-		return links
-	}
-	defer body.Close()
-	var found []extract.Link
-	if isHTML {
-		found, _, err = extract.HTML(body, l.URL, extract.HTMLOptions{Options: opts})
-	} else {
-		found, err = extract.CSS(body, l.URL, opts)
-	}
-	if err != nil {
-		w.log.Debug("extract links", "url", l.URL, "err", err)
-	}
-	return append(links, found...)
-}
-
-// decodedBody undoes gzip or deflate content coding for the extractors;
-// the extractors' own byte limit bounds a decompression bomb.
-func decodedBody(resp *fetch.Response) (io.ReadCloser, error) {
-	r := resp.Payload.NewReader()
-	switch strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))) {
-	case "gzip", "x-gzip":
-		return gzip.NewReader(r)
-	case "deflate":
-		return flate.NewReader(r), nil
-	default:
-		return io.NopCloser(r), nil
 	}
 }
 

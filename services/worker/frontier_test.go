@@ -73,22 +73,35 @@ func runUntilDrained(t *testing.T, e *env, p profile.Profile, seeds []string, mi
 }
 
 // A host that refuses connections is retried maxRetries times without a
-// crawled event, then finishes once with -8 and Heritrix's "Nt"
-// annotation.
+// crawled event, then finishes once with Heritrix's "Nt" annotation: -61
+// when its robots.txt could not be fetched (the robots prerequisite fails
+// first), -8 when robots are ignored and the fetch itself kept failing.
 func TestRetriesThenRetriesExhausted(t *testing.T) {
-	e := setup(t)
-	u, _ := url.Parse(e.srv.Seeds()[0])
-	dead := "http://" + u.Hostname() + ":1/" // nothing listens on port 1
-	p := profile.Default()
-	p.Politeness = profile.Politeness{MaxDelayMs: 5}
-	p.Frontier.MaxRetries, p.Frontier.RetryDelaySeconds = 2, 0
-	events := runUntilDrained(t, e, p, []string{dead}, 1)
-	evs := events[dead]
-	if len(evs) != 1 {
-		t.Fatalf("%d crawled events for the dead host, want exactly 1: %+v", len(evs), events)
-	}
-	if evs[0].StatusCode != -8 || !strings.Contains(evs[0].Annotations, "3t") {
-		t.Fatalf("event: status %d annotations %q, want -8 with 3t", evs[0].StatusCode, evs[0].Annotations)
+	for _, tc := range []struct {
+		policy string
+		want   int
+	}{{profile.RobotsObey, -61}, {profile.RobotsIgnore, -8}} {
+		t.Run(tc.policy, func(t *testing.T) {
+			e := setup(t)
+			u, _ := url.Parse(e.srv.Seeds()[0])
+			dead := "http://" + u.Hostname() + ":1/" // nothing listens on port 1
+			p := profile.Default()
+			p.Politeness = profile.Politeness{MaxDelayMs: 5}
+			p.Robots.Policy = tc.policy
+			p.Frontier.MaxRetries, p.Frontier.RetryDelaySeconds = 2, 0
+			events := runUntilDrained(t, e, p, []string{dead}, 1)
+			evs := events[dead]
+			if len(evs) != 1 {
+				t.Fatalf("%d crawled events for the dead host, want exactly 1: %+v", len(evs), events)
+			}
+			if evs[0].StatusCode != tc.want || !strings.Contains(evs[0].Annotations, "3t") {
+				t.Fatalf("event: status %d annotations %q, want %d with 3t", evs[0].StatusCode, evs[0].Annotations, tc.want)
+			}
+			robots := events["http://"+u.Hostname()+":1/robots.txt"]
+			if tc.policy == profile.RobotsObey && (len(robots) != 1 || robots[0].StatusCode != -2 || robots[0].HopPath != "P") {
+				t.Fatalf("robots.txt events %+v, want one prerequisite that failed to connect (-2)", robots)
+			}
+		})
 	}
 }
 
@@ -102,6 +115,9 @@ func TestQuotaBlocksWith5003(t *testing.T) {
 	events := runUntilDrained(t, e, p, e.srv.Seeds(), 4)
 	ok, blocked := 0, 0
 	for u, evs := range events {
+		if strings.HasSuffix(evs[0].HopPath, "P") {
+			continue // robots.txt and dns: are prerequisites, not quota-counted fetches
+		}
 		if len(evs) != 1 {
 			t.Fatalf("%s: %d crawled events", u, len(evs))
 		}

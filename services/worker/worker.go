@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/trawler-crawl/trawler/pkg/crawllog"
 	"github.com/trawler-crawl/trawler/pkg/fetch"
 	"github.com/trawler-crawl/trawler/pkg/frontier"
 	"github.com/trawler-crawl/trawler/pkg/kafka"
@@ -27,7 +28,7 @@ type Deps struct {
 	Profile    profile.Profile
 	Kafka      kafka.Config
 	Redis      redis.UniversalClient
-	Resolver   fetch.Resolver // nil: the system resolver
+	Resolver   fetch.Resolver // nil: DNS queries to the system's name servers
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
 	Version    string
@@ -44,8 +45,11 @@ type Worker struct {
 	batch    *frontier.Batcher
 	chain    *chain
 	recent   *recentdb.DB
-	fetcher  *fetch.Fetcher
+	fetchParts
 	warc     *warcwriter.Writer
+	viral    *warcwriter.Writer
+	clog     *crawllog.Writer
+	failed   failMemo
 	producer *kgo.Client
 	metrics  *metrics
 	reg      prometheus.Registerer
@@ -71,26 +75,19 @@ func New(cfg Config, d Deps) (*Worker, error) {
 	if d.Registerer == nil {
 		d.Registerer = prometheus.NewRegistry()
 	}
-	if d.Resolver == nil {
-		d.Resolver = defaultResolver{}
-	}
-	spool := cfg.DataDir + "/spool"
-	for _, dir := range []string{cfg.WARCDir(), spool} {
+	for _, dir := range []string{cfg.WARCDir(), cfg.DataDir + "/spool", cfg.LogDir()} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("worker data dir: %w", err)
 		}
 	}
 	p := d.Profile
-	f := fetch.New(fetch.Config{
-		UserAgent:      p.UserAgent(d.Version),
-		ConnectTimeout: time.Duration(p.Fetch.ConnectTimeoutSeconds) * time.Second,
-		ReadTimeout:    time.Duration(p.Fetch.ReadTimeoutSeconds) * time.Second,
-		TotalTimeout:   time.Duration(p.Fetch.TotalTimeoutSeconds) * time.Second,
-		MaxLengthBytes: p.Fetch.MaxLengthBytes,
-		SpoolThreshold: p.Fetch.SpoolThresholdBytes,
-		SpoolDir:       spool,
-		AllowPrivate:   p.Fetch.AllowPrivateAddresses,
-	}, d.Resolver)
+	if cfg.ClamdAddr != "" {
+		p.ClamAV.Address = cfg.ClamdAddr
+	}
+	parts, err := newFetchParts(cfg, d, p)
+	if err != nil {
+		return nil, err
+	}
 	front, err := NewFrontier(d.Redis, cfg, p, d.Logger)
 	if err != nil {
 		return nil, err
@@ -98,7 +95,7 @@ func New(cfg Config, d Deps) (*Worker, error) {
 	if err := d.Registerer.Register(frontier.NewCollector(front)); err != nil {
 		return nil, fmt.Errorf("worker frontier metrics: %w", err)
 	}
-	ch, err := newChain(context.Background(), d.Redis, front.Prefix(), p, cfg.DataDir, d.Resolver, d.Logger, d.Registerer)
+	ch, err := newChain(context.Background(), d.Redis, front.Prefix(), p, cfg.DataDir, parts.dns, d.Logger, d.Registerer)
 	if err != nil {
 		return nil, err
 	}
@@ -114,8 +111,8 @@ func New(cfg Config, d Deps) (*Worker, error) {
 	}
 	w := &Worker{
 		cfg: cfg, prof: p, log: d.Logger, rdb: d.Redis, kcfg: d.Kafka, front: front, batch: frontier.NewBatcher(front),
-		chain: ch, recent: recent,
-		fetcher: f, producer: prod, metrics: newMetrics(d.Registerer), version: d.Version, reg: d.Registerer,
+		chain: ch, recent: recent, fetchParts: parts,
+		producer: prod, metrics: newMetrics(d.Registerer), version: d.Version, reg: d.Registerer,
 		slots: newSlots(2 * cfg.Threads), held: held{m: map[*frontier.Claim]struct{}{}}, wake: make(chan struct{}, 1),
 	}
 	return w, nil
@@ -141,28 +138,9 @@ func (w *Worker) Frontier() *frontier.Frontier { return w.front }
 // and commit.
 func (w *Worker) Run(ctx context.Context) error {
 	w.started = time.Now()
-	host, _ := os.Hostname()
-	// Files a crashed run left ".open" are closed before new ones start.
-	recovered, err := warcwriter.RecoverOpen(w.cfg.WARCDir(), w.log)
-	if err != nil {
-		return fmt.Errorf("recover open WARCs: %w", err)
+	if err := w.openOutputs(); err != nil {
+		return err
 	}
-	for _, f := range recovered {
-		w.log.Warn("closed WARC left open by a previous run", "file", f.Name, "records", f.Records)
-		w.warcClosed(f)
-	}
-	ww, err := warcwriter.New(warcwriter.Config{
-		Dir: w.cfg.WARCDir(), Prefix: w.prof.WARC.Prefix, MaxFileSize: w.prof.WARC.MaxFileSizeBytes,
-		CompressionLevel: w.prof.WARC.CompressionLevel, Hostname: w.cfg.ID, CrawlName: w.prof.Crawl.Name,
-		Operator: w.prof.Crawl.Operator, RobotsPolicy: "ignore", UserAgent: w.prof.UserAgent(w.version),
-		Software: "trawler/" + w.version + " (" + host + ")", Parallel: 1 + w.cfg.Threads/16,
-	}, warcwriter.WithOnClose(w.warcClosed), warcwriter.WithLogger(w.log),
-		warcwriter.WithRegisterer(w.reg), warcwriter.WithBufferDir(w.cfg.DataDir+"/spool"))
-	if err != nil {
-		return fmt.Errorf("worker warc writer: %w", err)
-	}
-	w.warc = ww
-
 	ingest, err := kafka.NewConsumer(w.kcfg, kafka.ConsumerOptions[messages.Launch]{
 		Group:      w.group(),
 		Topics:     []string{w.cfg.ToCrawlTopic()},
@@ -206,15 +184,67 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err := w.chain.close(); err != nil {
 		errs = append(errs, fmt.Errorf("close scope: %w", err))
 	}
-	if err := w.warc.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("close warcs: %w", err))
-	}
+	errs = append(errs, w.closeOutputs())
 	flushCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := w.producer.Flush(flushCtx); err != nil {
 		errs = append(errs, fmt.Errorf("flush producer: %w", err))
 	}
 	w.producer.Close()
+	return errors.Join(errs...)
+}
+
+// openOutputs closes the WARCs a crashed run left ".open" (normal and
+// viral), then opens the WARC writers and crawl.log.
+func (w *Worker) openOutputs() error {
+	host, _ := os.Hostname()
+	open := func(dir, prefix, kind string) (*warcwriter.Writer, error) {
+		recovered, err := warcwriter.RecoverOpen(dir, w.log)
+		if err != nil {
+			return nil, fmt.Errorf("recover open WARCs in %s: %w", dir, err)
+		}
+		for _, f := range recovered {
+			w.log.Warn("closed WARC left open by a previous run", "file", f.Name, "records", f.Records)
+			w.warcClosed(f)
+		}
+		ww, err := warcwriter.New(warcwriter.Config{
+			Dir: dir, Prefix: prefix, MaxFileSize: w.prof.WARC.MaxFileSizeBytes,
+			CompressionLevel: w.prof.WARC.CompressionLevel, Hostname: w.cfg.ID, CrawlName: w.prof.Crawl.Name,
+			Operator: w.prof.Crawl.Operator, RobotsPolicy: w.prof.Robots.Policy, UserAgent: w.ua,
+			Software: "trawler/" + w.version + " (" + host + ")", Parallel: 1 + w.cfg.Threads/16,
+		}, warcwriter.WithOnClose(w.warcClosed), warcwriter.WithLogger(w.log.With("warcs", kind)),
+			warcwriter.WithRegisterer(prometheus.WrapRegistererWith(prometheus.Labels{"kind": kind}, w.reg)),
+			warcwriter.WithBufferDir(w.cfg.DataDir+"/spool"))
+		if err != nil {
+			return nil, fmt.Errorf("worker %s warc writer: %w", kind, err)
+		}
+		return ww, nil
+	}
+	var err error
+	if w.warc, err = open(w.cfg.WARCDir(), w.prof.WARC.Prefix, "normal"); err != nil {
+		return err
+	}
+	if w.viral, err = open(w.cfg.ViralDir(), w.prof.WARC.Prefix+"-VIRAL", "viral"); err != nil {
+		return errors.Join(err, w.warc.Close())
+	}
+	if w.clog, err = crawllog.Open(crawllog.Options{Dir: w.cfg.LogDir(), Logger: w.log}); err != nil {
+		return errors.Join(fmt.Errorf("worker crawl.log: %w", err), w.warc.Close(), w.viral.Close())
+	}
+	return nil
+}
+
+// closeOutputs closes the WARC writers and crawl.log.
+func (w *Worker) closeOutputs() error {
+	var errs []error
+	if err := w.warc.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close warcs: %w", err))
+	}
+	if err := w.viral.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close viral warcs: %w", err))
+	}
+	if err := w.clog.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close crawl.log: %w", err))
+	}
 	return errors.Join(errs...)
 }
 

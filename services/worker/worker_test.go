@@ -1,6 +1,8 @@
 package worker
 
 import (
+	"maps"
+	"net/url"
 	"context"
 	"encoding/json"
 	"io"
@@ -158,8 +160,23 @@ func TestIngestBadInputAndOrderlyShutdown(t *testing.T) {
 		}
 	}
 	crawled := readTopic(t, e, "fc.crawled")
-	if len(crawled) != want {
-		t.Fatalf("%d crawled events, want %d", len(crawled), want)
+	prereqs := map[string]int{}
+	for _, r := range crawled {
+		ev, err := messages.DecodeCrawled(r.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(ev.HopPath, "P") {
+			prereqs[ev.URL]++
+		}
+	}
+	host, _ := url.Parse(seed)
+	wantPrereqs := map[string]int{"dns:" + host.Hostname(): 1, "http://" + host.Host + "/robots.txt": 1}
+	if !maps.Equal(prereqs, wantPrereqs) {
+		t.Fatalf("prerequisite events %v, want one DNS lookup and one robots.txt: %v", prereqs, wantPrereqs)
+	}
+	if len(crawled)-len(prereqs) != want {
+		t.Fatalf("%d crawled events besides prerequisites, want %d", len(crawled)-len(prereqs), want)
 	}
 	for _, r := range crawled {
 		ev, err := messages.DecodeCrawled(r.Value)

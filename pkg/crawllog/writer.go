@@ -1,0 +1,308 @@
+package crawllog
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// ErrClosed is returned by Write and Flush after Close.
+var ErrClosed = errors.New("crawl log closed")
+
+// DefaultName is the crawl log's file name when Options.Name is empty.
+const DefaultName = "crawl.log"
+
+// flushInterval bounds how long a written line may sit in memory: a crash
+// loses at most the lines of the last second (and at most bufferSize bytes).
+const (
+	flushInterval = time.Second
+	bufferSize    = 64 << 10
+)
+
+// rotationLayout is the suffix of a rotated file: the rotation time.
+const rotationLayout = "20060102150405"
+
+// Options configures a Writer.
+type Options struct {
+	// Dir is the directory of the log, normally the WARC directory; it is
+	// created if missing.
+	Dir string
+	// Name is the file name; default DefaultName ("crawl.log").
+	Name string
+	// Now is the clock deciding rotation; default time.Now.
+	Now func() time.Time
+	// Extra appends each entry's JSON extra info as a 13th column ("{}" when
+	// an entry has none), like Heritrix's logExtraInfo. When false, Extra is
+	// dropped.
+	Extra bool
+	// Logger receives rotation notices and background flush errors;
+	// default discards.
+	Logger *slog.Logger
+}
+
+// Writer appends crawl.log lines to Dir/Name. It is safe for concurrent use.
+// Lines are buffered and flushed every second and on Close, so a crash loses
+// at most about a second of lines. At 00:00 UTC the file is renamed
+// Name.yyyyMMdd000000 (the rotation time) and a new one is started.
+type Writer struct {
+	opts Options
+	path string
+
+	mu      sync.Mutex
+	file    *os.File
+	buf     *bufio.Writer
+	line    []byte
+	rotate  time.Time // next rotation instant
+	closed  bool
+	lastErr error // last background flush error, reported once
+	// emptyExtra is what Heritrix prints for an empty extra-info object.
+	emptyExtra []byte
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// Open opens (appending to) Dir/Name and starts the once-a-second flusher.
+// A file left from an earlier UTC day, e.g. by a crash before midnight, is
+// rotated first, named for the midnight at which it should have been.
+func Open(o Options) (*Writer, error) {
+	if o.Dir == "" {
+		return nil, errors.New("open crawl log: Options.Dir is empty")
+	}
+	if o.Name == "" {
+		o.Name = DefaultName
+	}
+	if filepath.Base(o.Name) != o.Name {
+		return nil, fmt.Errorf("open crawl log: name %q must be a plain file name", o.Name)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("open crawl log dir %s: %w", o.Dir, err)
+	}
+	w := &Writer{
+		opts: o, path: filepath.Join(o.Dir, o.Name),
+		stop: make(chan struct{}), done: make(chan struct{}),
+		emptyExtra: []byte("{}"),
+	}
+	now := o.Now()
+	if err := w.rotateLeftover(now); err != nil {
+		return nil, err
+	}
+	if err := w.openFile(now); err != nil {
+		return nil, err
+	}
+	go w.flushLoop()
+	return w, nil
+}
+
+// nextMidnight is the first 00:00 UTC strictly after t.
+func nextMidnight(t time.Time) time.Time {
+	y, m, d := t.UTC().Date()
+	return time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC)
+}
+
+// rotateLeftover renames an existing non-empty log last written before
+// today (UTC), so today's file holds only today's lines.
+func (w *Writer) rotateLeftover(now time.Time) error {
+	fi, err := os.Stat(w.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open crawl log %s: %w", w.path, err)
+	}
+	if fi.Size() == 0 {
+		return nil
+	}
+	due := nextMidnight(fi.ModTime())
+	if now.Before(due) {
+		return nil
+	}
+	return w.renameRotated(due)
+}
+
+// openFile opens the log for appending and makes sure a line cut short by
+// a crash does not run into the next one.
+func (w *Writer) openFile(now time.Time) error {
+	f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("open crawl log %s: %w", w.path, err)
+	}
+	if err := terminateLastLine(f, w.path); err != nil {
+		f.Close()
+		return err
+	}
+	w.file = f
+	w.buf = bufio.NewWriterSize(f, bufferSize)
+	w.rotate = nextMidnight(now)
+	return nil
+}
+
+// terminateLastLine appends '\n' when the file ends inside a line.
+func terminateLastLine(f *os.File, path string) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("stat crawl log %s: %w", path, err)
+	}
+	if fi.Size() == 0 {
+		return nil
+	}
+	r, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("check crawl log %s: %w", path, err)
+	}
+	defer r.Close()
+	var last [1]byte
+	if _, err := r.ReadAt(last[:], fi.Size()-1); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("check crawl log %s: %w", path, err)
+	}
+	if last[0] == '\n' {
+		return nil
+	}
+	if _, err := f.Write([]byte{'\n'}); err != nil {
+		return fmt.Errorf("repair crawl log %s: %w", path, err)
+	}
+	return nil
+}
+
+// renameRotated moves the log aside as Name.<at>; if that name is taken
+// (a restart within the same second), a counter is added.
+func (w *Writer) renameRotated(at time.Time) error {
+	base := w.path + "." + at.UTC().Format(rotationLayout)
+	target := base
+	for i := 1; ; i++ {
+		if _, err := os.Lstat(target); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		target = fmt.Sprintf("%s-%d", base, i)
+	}
+	if err := os.Rename(w.path, target); err != nil {
+		return fmt.Errorf("rotate crawl log %s: %w", w.path, err)
+	}
+	w.opts.Logger.Info("rotated crawl log", "from", w.path, "to", target)
+	return nil
+}
+
+// Write appends one line, rotating first when midnight UTC has passed.
+func (w *Writer) Write(e Entry) error {
+	if !w.opts.Extra {
+		e.Extra = nil
+	} else if len(e.Extra) == 0 {
+		e.Extra = w.emptyExtra
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
+	if err := w.maybeRotate(); err != nil {
+		return err
+	}
+	w.line = AppendLine(w.line[:0], e)
+	if _, err := w.buf.Write(w.line); err != nil {
+		return fmt.Errorf("write crawl log %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// maybeRotate closes, renames and reopens the file once the clock reaches
+// the next midnight. Callers hold mu.
+func (w *Writer) maybeRotate() error {
+	now := w.opts.Now()
+	if now.Before(w.rotate) {
+		return nil
+	}
+	at := w.rotate
+	if err := w.closeFile(); err != nil {
+		return err
+	}
+	if err := w.renameRotated(at); err != nil {
+		// Keep logging to the old file rather than losing lines.
+		w.opts.Logger.Error("crawl log rotation failed", "err", err)
+	}
+	return w.openFile(now)
+}
+
+func (w *Writer) closeFile() error {
+	if err := w.buf.Flush(); err != nil {
+		return fmt.Errorf("flush crawl log %s: %w", w.path, err)
+	}
+	if err := w.file.Close(); err != nil {
+		return fmt.Errorf("close crawl log %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// Flush writes buffered lines to the file (and rotates if it is due).
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
+	if err := w.maybeRotate(); err != nil {
+		return err
+	}
+	if err := w.buf.Flush(); err != nil {
+		return fmt.Errorf("flush crawl log %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// flushLoop flushes once a second so an idle log is still on disk and
+// rotates at midnight even when no line arrives.
+func (w *Writer) flushLoop() {
+	defer close(w.done)
+	t := time.NewTicker(flushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+			if err := w.Flush(); err != nil && !errors.Is(err, ErrClosed) {
+				w.logFlushError(err)
+			}
+		}
+	}
+}
+
+// logFlushError logs a background failure once per distinct error, so a
+// full disk does not flood the log every second.
+func (w *Writer) logFlushError(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.lastErr != nil && w.lastErr.Error() == err.Error() {
+		return
+	}
+	w.lastErr = err
+	w.opts.Logger.Error("crawl log flush failed", "err", err)
+}
+
+// Close stops the flusher, flushes and closes the file. Calling it again
+// returns nil.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	w.mu.Unlock()
+	close(w.stop)
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.closeFile()
+}

@@ -1,0 +1,272 @@
+package worker
+
+import (
+	"compress/flate"
+	"compress/gzip"
+	"context"
+	"errors"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/trawler-crawl/trawler/pkg/clamav"
+	"github.com/trawler-crawl/trawler/pkg/extract"
+	"github.com/trawler-crawl/trawler/pkg/fetch"
+	"github.com/trawler-crawl/trawler/pkg/frontier"
+	"github.com/trawler-crawl/trawler/pkg/messages"
+	"github.com/trawler-crawl/trawler/pkg/profile"
+	"github.com/trawler-crawl/trawler/pkg/robots"
+	"github.com/trawler-crawl/trawler/pkg/uri"
+	"github.com/trawler-crawl/trawler/pkg/warcwriter"
+)
+
+// Annotations of the virus scan besides clamd's own "stream: <sig> FOUND".
+const (
+	annotationUnscanned   = "clamav:unscanned"
+	annotationUnavailable = "clamav:unavailable"
+	annotationScanPartial = "clamav:partial"
+)
+
+// record scans the capture, extracts its links, writes it to WARC (the
+// viral WARCs when clamd found something) and admits its outlinks. It ends
+// finished (t.out complete, or t.dec a retry when the scan was held) or
+// interrupted when the capture could not be written.
+func (w *Worker) record(ctx context.Context, t *task, resp *fetch.Response) step {
+	var infected bool
+	s := proceed
+	stage(ctx, "scan", func(ctx context.Context) { infected, s = w.scan(ctx, t, resp) })
+	if s != proceed {
+		return s
+	}
+	var links []extract.Link
+	if !infected { // links in malware are not followed
+		stage(ctx, "extract", func(ctx context.Context) { links = w.extract(t, resp) })
+	}
+	capt := w.capture(t, resp, links)
+	writer := w.warc
+	if infected {
+		writer = w.viral
+	}
+	var err error
+	var loc warcwriter.Location
+	stage(ctx, "warc", func(ctx context.Context) { loc, err = writer.WriteCapture(ctx, capt) })
+	if err != nil {
+		w.log.Error("write WARC records", "url", t.l.URL, "err", err)
+		w.metrics.warcErrors.Inc()
+		return interrupted
+	}
+	t.out.loc = &loc
+	t.out.etag, t.out.lastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
+	if len(links) == 0 {
+		return finished
+	}
+	stage(ctx, "admit", func(ctx context.Context) { s = w.admitOutlinks(ctx, t, links) })
+	if s == proceed {
+		return finished
+	}
+	return s
+}
+
+// capture assembles the WARC records of t: a revisit instead of the
+// response when the recently-crawled DB has the same payload (or the
+// server said 304 to a conditional request).
+func (w *Worker) capture(t *task, resp *fetch.Response, links []extract.Link) warcwriter.Capture {
+	outlinks := make([]warcwriter.Outlink, len(links))
+	for i, k := range links {
+		outlinks[i] = warcwriter.Outlink{URL: k.URL, Hop: string(rune(k.Hop)), Context: k.Context}
+	}
+	ip := ""
+	if resp.IP != nil {
+		ip = resp.IP.String()
+	}
+	capt := warcwriter.Capture{
+		URL: t.l.URL, Date: resp.Start, IP: ip, Request: resp.RequestBytes,
+		Response: resp.Raw.NewReader(), ResponseLength: resp.Raw.Size(),
+		PayloadDigest: resp.PayloadDigest, BlockDigest: resp.BlockDigest,
+		Metadata: &warcwriter.Metadata{
+			Via: t.l.ParentURL, HopsFromSeed: t.l.HopPath(), SourceTag: t.l.Source(),
+			FetchTimeMs: resp.Duration.Milliseconds(), Outlinks: outlinks,
+		},
+	}
+	if rv := revisitOf(t, resp); rv != nil {
+		capt.Revisit = rv
+		if !rv.NotModified {
+			t.out.notes = append(t.out.notes, "duplicate:digest")
+		}
+	}
+	return capt
+}
+
+// revisitOf returns the revisit to write instead of a response: for a 2xx
+// whose payload digest equals the last full record of the URL
+// (identical-payload-digest), or a 304 answering our conditional request
+// (server-not-modified); nil otherwise.
+func revisitOf(t *task, resp *fetch.Response) *warcwriter.Revisit {
+	o := t.prior.Original
+	if o == nil {
+		return nil
+	}
+	switch {
+	case resp.StatusCode == 304 && t.prior.Capture != nil:
+		return &warcwriter.Revisit{RefersToURI: t.l.URL, RefersToDate: o.Time, RefersToRecordID: o.RecordID, NotModified: true}
+	case resp.PayloadDigest != "" && resp.StatusCode >= 200 && resp.StatusCode < 300 && o.Digest == resp.PayloadDigest:
+		return &warcwriter.Revisit{RefersToURI: t.l.URL, RefersToDate: o.Time, RefersToRecordID: o.RecordID}
+	}
+	return nil
+}
+
+// scan has clamd scan a 2xx body with content. infected routes the
+// capture to the viral WARCs with clamd's reply as annotation. When clamd
+// cannot be reached after the client's retries, the profile decides: hold
+// the URI for a later attempt (finished with a retry; -8 with
+// clamav:unavailable once the retries run out, nothing written), or write it
+// unscanned with clamav:unscanned. Nothing is ever silently unscanned.
+func (w *Worker) scan(ctx context.Context, t *task, resp *fetch.Response) (infected bool, s step) {
+	if w.scanner == nil || resp.StatusCode < 200 || resp.StatusCode >= 300 || resp.Payload.Size() == 0 {
+		return false, proceed
+	}
+	res, err := w.scanner.Scan(ctx, func() (io.ReadCloser, error) { return io.NopCloser(resp.Payload.NewReader()), nil })
+	if err != nil {
+		if ctx.Err() != nil || !errors.Is(err, clamav.ErrUnavailable) {
+			// Shutdown, or the spool could not be read: not clamd's fault,
+			// and the capture must not be written as scanned.
+			w.log.Warn("virus scan interrupted; URI returned to the frontier", "url", t.l.URL, "err", err)
+			return false, interrupted
+		}
+		w.log.Warn("clamd unavailable", "url", t.l.URL, "err", err)
+		if t.eff.Profile.ClamAV.OnUnavailable == profile.ClamAVWriteUnscanned {
+			t.out.notes = append(t.out.notes, annotationUnscanned)
+			return false, proceed
+		}
+		t.decided = true
+		t.dec = frontier.Decision{Status: t.out.status, Attempts: t.c.Retries + 1, Retry: t.c.Retries < t.pol.Frontier.MaxRetries}
+		if !t.dec.Retry {
+			t.dec.Status = frontier.StatusRetriesExhausted
+			t.out.status, t.out.mime = frontier.StatusRetriesExhausted, "unknown"
+			t.out.notes = append(t.out.notes, annotationUnavailable)
+		}
+		return false, finished
+	}
+	if res.Truncated {
+		t.out.notes = append(t.out.notes, annotationScanPartial)
+	}
+	if res.Infected {
+		t.out.notes = append(t.out.notes, res.Reply)
+		w.log.Warn("virus found; capture goes to the viral WARCs", "url", t.l.URL, "signature", res.Signature)
+	}
+	return res.Infected, proceed
+}
+
+// admitOutlinks admits t's links as candidates; their inscope journal
+// records are published with t's event.
+func (w *Worker) admitOutlinks(ctx context.Context, t *task, links []extract.Link) step {
+	now := time.Now()
+	children := make([]messages.Launch, 0, len(links))
+	for _, k := range links {
+		children = append(children, child(t.l, k.URL, string(rune(k.Hop)), now))
+	}
+	w.chain.refresh(ctx, t.l.IsSeed)
+	recs, err := w.admit(ctx, children, false, t.c.Interrupted)
+	if err != nil {
+		w.log.Error("admit outlinks", "url", t.l.URL, "err", err)
+		return interrupted
+	}
+	t.out.inscope = recs
+	return proceed
+}
+
+// extract finds links in the response headers and, by content type, in
+// the body: HTML, CSS, JavaScript (speculative), sitemaps, robots.txt
+// Sitemap lines. Extraction problems are logged, never fatal: the capture
+// stands.
+func (w *Worker) extract(t *task, resp *fetch.Response) []extract.Link {
+	p := t.eff.Profile
+	opts := extract.Options{Resolve: uri.Resolve}
+	links := extract.Headers(resp.Header, t.l.URL, opts)
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+		return links
+	}
+	kind := bodyKind(t, resp, p.Extract)
+	if kind == "" {
+		return links
+	}
+	body, err := decodedBody(resp)
+	if err != nil {
+		w.log.Debug("decode body for extraction", "url", t.l.URL, "err", err)
+		return links
+	}
+	defer body.Close()
+	var found []extract.Link
+	switch kind {
+	case "html":
+		found, _, err = extract.HTML(body, t.l.URL, extract.HTMLOptions{Options: opts,
+			NoForms: p.Extract.IgnoreFormActionUrls, ObeyMetaNoFollow: robots.ObeyMetaNoFollow(p.Robots.Policy),
+			Javascript: p.Extract.Javascript})
+	case "css":
+		found, err = extract.CSS(body, t.l.URL, opts)
+	case "js":
+		found, err = extract.JS(body, t.l.URL, opts)
+	case "sitemap":
+		found, _, err = extract.Sitemap(body, t.l.URL, opts)
+	case "robots":
+		var b []byte
+		if b, err = io.ReadAll(io.LimitReader(body, maxRobotsBytes)); err == nil {
+			found = extract.Refs(t.l.URL, robots.Parse(resp.StatusCode, b).Sitemaps(), messages.HopManifest, "Sitemap:", opts)
+		}
+	}
+	if err != nil {
+		w.log.Debug("extract links", "url", t.l.URL, "err", err)
+	}
+	return append(links, found...)
+}
+
+// bodyKind says which extractor reads the body, or "" for none.
+func bodyKind(t *task, resp *fetch.Response, x profile.Extract) string {
+	mime := resp.MIME
+	switch {
+	case x.Sitemaps && pathOf(t.l.URL) == "/robots.txt":
+		return "robots"
+	case x.Sitemaps && (strings.HasSuffix(t.l.Hop, string(messages.HopManifest)) || looksLikeSitemap(resp)):
+		return "sitemap"
+	case strings.Contains(mime, "html"):
+		return "html"
+	case mime == "text/css":
+		return "css"
+	case x.Javascript && (strings.Contains(mime, "javascript") || strings.HasSuffix(mime, "ecmascript")):
+		return "js"
+	}
+	return ""
+}
+
+// looksLikeSitemap checks an XML body's first bytes for a sitemap root.
+func looksLikeSitemap(resp *fetch.Response) bool {
+	if !strings.Contains(resp.MIME, "xml") {
+		return false
+	}
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(resp.Payload.NewReader(), head)
+	return extract.LooksLikeSitemap(resp.MIME, head[:n])
+}
+
+func pathOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Path
+}
+
+// decodedBody undoes gzip or deflate content coding for the extractors;
+// the extractors' own byte limit bounds a decompression bomb.
+func decodedBody(resp *fetch.Response) (io.ReadCloser, error) {
+	r := resp.Payload.NewReader()
+	switch strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))) {
+	case "gzip", "x-gzip":
+		return gzip.NewReader(r)
+	case "deflate":
+		return flate.NewReader(r), nil
+	default:
+		return io.NopCloser(r), nil
+	}
+}
