@@ -327,4 +327,3 @@ func (f *failMemo) mark(key string, d time.Duration) {
 	}
 	f.m[key] = time.Now().Add(d)
 }
-

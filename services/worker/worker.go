@@ -36,15 +36,15 @@ type Deps struct {
 
 // Worker runs ingest and the crawl loops.
 type Worker struct {
-	cfg      Config
-	prof     profile.Profile
-	log      *slog.Logger
-	rdb      redis.UniversalClient
-	kcfg     kafka.Config
-	front    *frontier.Frontier
-	batch    *frontier.Batcher
-	chain    *chain
-	recent   *recentdb.DB
+	cfg    Config
+	prof   profile.Profile
+	log    *slog.Logger
+	rdb    redis.UniversalClient
+	kcfg   kafka.Config
+	front  *frontier.Frontier
+	batch  *frontier.Batcher
+	chain  *chain
+	recent *recentdb.DB
 	fetchParts
 	warc     *warcwriter.Writer
 	viral    *warcwriter.Writer

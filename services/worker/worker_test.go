@@ -1,12 +1,12 @@
 package worker
 
 import (
-	"maps"
-	"net/url"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
