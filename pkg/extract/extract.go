@@ -1,8 +1,10 @@
 // Package extract finds outlinks in fetched content the way Heritrix's
-// ExtractorHTML, ExtractorCSS and ExtractorHTTP do: each link carries the
-// hop letter that scope rules judge it by (L navigational, E embed,
-// R redirect/refresh, X speculative) and an XPath-like context
-// ("a/@href", "img/@src", "link[rel='stylesheet']/@href", "Location:").
+// ExtractorHTML, ExtractorCSS, ExtractorJS, ExtractorHTTP, ExtractorSitemap
+// and ExtractorRobotsTxt do: each link carries the hop letter that scope
+// rules judge it by (L navigational, E embed, R redirect/refresh,
+// X speculative, M manifest) and an XPath-like context ("a/@href",
+// "img/@src", "link[rel='stylesheet']/@href", "Location:", "=JS_MISC",
+// "=MANIFEST_MISC").
 //
 // Extraction is streaming and bounded: at most Options.MaxLinks links and
 // Options.MaxBytes bytes of input per document, deduplicated by URL and hop,

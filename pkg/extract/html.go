@@ -19,6 +19,11 @@ type HTMLOptions struct {
 	// nofollow or none, keeping the links found before it, as Heritrix does
 	// under the obey robots policy. Meta reports the tag either way.
 	ObeyMetaNoFollow bool
+	// Javascript scans inline <script> text, on* event-handler attributes
+	// and javascript: links for speculative links (X, "=JS_MISC"), as
+	// Heritrix's ExtractorHTML does with extractJavascript on. It is off
+	// under UKWA's noJavascriptExtraction sheet.
+	Javascript bool
 }
 
 // Meta is what the document says about itself.
@@ -62,6 +67,7 @@ const (
 	attrSrcset            // srcset and friends: list of embedded resources
 	attrResource          // data, classid, archive, code: relative to codebase
 	attrStyle             // inline CSS
+	attrScript            // on* event handler: JavaScript
 	attrOther             // rel, method, name, content...: read by element logic
 )
 
@@ -85,6 +91,9 @@ func kindOf(key []byte) attrKind {
 	case "action", "method", "rel", "name", "http-equiv", "content", "property":
 		return attrOther
 	}
+	if len(key) > 2 && key[0] == 'o' && key[1] == 'n' {
+		return attrScript
+	}
 	return attrIgnored
 }
 
@@ -106,11 +115,11 @@ const maxCommentDepth = 1
 // run walks the token stream. It returns the tokenizer's final error
 // (io.EOF when the input simply ended).
 func (h *htmlExtractor) run(z *html.Tokenizer, depth int) error {
-	inStyle := false
+	inStyle, inScript := false, false
 	for {
 		tt := z.Next()
-		wasStyle := inStyle
-		inStyle = false
+		wasStyle, wasScript := inStyle, inScript
+		inStyle, inScript = false, false
 		switch tt {
 		case html.ErrorToken:
 			return z.Err()
@@ -120,6 +129,8 @@ func (h *htmlExtractor) run(z *html.Tokenizer, depth int) error {
 				switch name {
 				case "style":
 					inStyle = true
+				case "script":
+					inScript = true
 				case "noscript", "noembed", "noframes":
 					// Their content is markup worth scanning (tracking
 					// pixels, fallback links), not raw text.
@@ -129,6 +140,8 @@ func (h *htmlExtractor) run(z *html.Tokenizer, depth int) error {
 		case html.TextToken:
 			if wasStyle {
 				h.css(string(z.Text()))
+			} else if wasScript && h.o.Javascript {
+				h.js(string(z.Text()))
 			}
 		case html.CommentToken:
 			if depth < maxCommentDepth {
@@ -178,6 +191,8 @@ func (h *htmlExtractor) droppable(kind attrKind, v []byte) bool {
 	switch kind {
 	case attrOther, attrStyle:
 		return false
+	case attrScript:
+		return !h.o.Javascript
 	case attrSrcset:
 		if len(v) > maxSrcsetLen {
 			return true
@@ -188,8 +203,11 @@ func (h *htmlExtractor) droppable(kind attrKind, v []byte) bool {
 			return true
 		}
 	}
-	head := v[:min(len(v), 16)]
-	return unwantedScheme(string(bytes.TrimLeft(head, " \t\n\r\f")))
+	head := string(bytes.TrimLeft(v[:min(len(v), 16)], " \t\n\r\f"))
+	if (kind == attrHref || kind == attrLink) && h.o.Javascript && javascriptURL(head) {
+		return false
+	}
+	return unwantedScheme(head)
 }
 
 // maxSrcsetLen bounds a srcset list; real ones hold a dozen candidates.
@@ -223,10 +241,10 @@ func (h *htmlExtractor) element(name string) {
 		switch a.kind {
 		case attrHref:
 			if name != "link" && name != "base" {
-				h.c.add(h.base, a.val, hopLink, ctx)
+				h.link(a.val, ctx)
 			}
 		case attrLink:
-			h.c.add(h.base, a.val, hopLink, ctx)
+			h.link(a.val, ctx)
 		case attrEmbed:
 			h.c.add(h.base, a.val, hopEmbed, ctx)
 		case attrSrcset:
@@ -237,11 +255,38 @@ func (h *htmlExtractor) element(name string) {
 			resources = append(resources, a)
 		case attrStyle:
 			h.css(a.val)
+		case attrScript:
+			h.js(a.val)
 		}
 	}
 	if resources != nil {
 		h.resources(name, resources)
 	}
+}
+
+// link adds a navigational link, or scans a javascript: link's code as
+// Heritrix's processLink does.
+func (h *htmlExtractor) link(v, ctx string) {
+	if h.o.Javascript {
+		if t := strings.TrimLeft(v, " \t\n\r\f"); javascriptURL(t) {
+			h.js(t[len("javascript:"):])
+			return
+		}
+	}
+	h.c.add(h.base, v, hopLink, ctx)
+}
+
+// javascriptURL reports whether s starts with the javascript: scheme.
+func javascriptURL(s string) bool {
+	return hasPrefixFold(s, "javascript:")
+}
+
+// js extracts speculative links from inline script code; Heritrix gives
+// them no element context.
+func (h *htmlExtractor) js(code string) {
+	scanJS(code, h.base, func(ref string) bool {
+		return h.c.add(h.base, ref, hopSpec, ContextJSMisc)
+	})
 }
 
 func (h *htmlExtractor) srcset(v, ctx string) {
@@ -295,7 +340,7 @@ func (h *htmlExtractor) formTag() {
 	if method, ok := h.get("method"); ok && !strings.EqualFold(strings.TrimSpace(method), "get") {
 		return
 	}
-	h.c.add(h.base, action, hopLink, "form/@action")
+	h.link(action, "form/@action")
 }
 
 // metaTag handles refresh, robots and URL-valued meta content.

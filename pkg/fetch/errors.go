@@ -11,6 +11,31 @@ import (
 )
 
 // Heritrix fetch status codes for failures (ARCHITECTURE.md 4.3).
+//
+// This is the one place the mapping from failure to status and Retriable
+// flag is written down (TestStatusMapping checks every row):
+//
+//	failure                                              status  retriable
+//	URL unparseable, unsupported scheme, user info,
+//	  bad port, non-ASCII host, bad header name/value,
+//	  unsupported method, body on GET/HEAD                  -7    no
+//	host name does not exist / resolves to nothing          -6    no
+//	DNS timeout or temporary failure                        -6    yes
+//	address guard refused every address (or the dial)       -2    no
+//	TCP connect refused/unreachable, TLS handshake failed   -2    yes
+//	proxy unreachable, CONNECT refused, SOCKS5 failure      -2    yes
+//	timeout connecting (direct, TLS or via the proxy)       -4    yes
+//	read timeout, or total timeout before the headers       -4    yes
+//	request could not be written                            -3    yes
+//	connection reset or closed in headers or body           -3    yes
+//	malformed HTTP, headers over 1 MiB or maxLengthBytes    -3    no
+//	closed without sending a single byte                  -404    no
+//
+// Not failures: a body cut by maxLengthBytes or by the total timeout after
+// the headers is a Response annotated lenTrunc or timeTrunc; cancelling
+// ctx returns a plain error wrapping ctx's cause (the URI goes back to the
+// frontier uncharged); a local spool failure or unusable Proxy setting is a
+// plain error.
 const (
 	// StatusConnectFailed: the TCP connection or TLS handshake failed, or the
 	// address guard refused every address of the host.

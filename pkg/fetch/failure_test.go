@@ -260,11 +260,11 @@ func TestRegisterFlags(t *testing.T) {
 	var c Config
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	c.RegisterFlags("fetch.", fs)
-	if err := fs.Parse([]string{"-fetch.keep-alive", "-fetch.max-length-bytes=1000", "-fetch.total-timeout=1m"}); err != nil {
+	if err := fs.Parse([]string{"-fetch.keep-alive", "-fetch.max-length-bytes=1000", "-fetch.total-timeout=1m", "-fetch.proxy=socks5://127.0.0.1:1080"}); err != nil {
 		t.Fatal(err)
 	}
 	if !c.KeepAlive || c.MaxLengthBytes != 1000 || c.TotalTimeout != time.Minute ||
-		c.UserAgent != DefaultUserAgent || c.ReadTimeout != DefaultReadTimeout {
+		c.UserAgent != DefaultUserAgent || c.ReadTimeout != DefaultReadTimeout || c.Proxy != "socks5://127.0.0.1:1080" {
 		t.Fatalf("flags gave %+v", c)
 	}
 	if err := c.Validate(); err != nil {

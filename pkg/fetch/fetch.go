@@ -8,6 +8,12 @@
 // accepts any TLS certificate (archiving is not trusting), and refuses
 // loopback, private, link-local and metadata addresses unless told
 // otherwise. Failures are *Error values carrying Heritrix status codes.
+//
+// Beyond plain GETs it sends HEAD and POST (form logins), takes and keeps
+// cookies through a caller's CookieJar, answers one HTTP Basic or Digest
+// challenge per fetch from Config.Credentials, and can go through an HTTP
+// or SOCKS5 proxy. The guard judges the target's resolved addresses even
+// then, and tunnels are opened to the approved address, never the name.
 package fetch
 
 import (
@@ -18,7 +24,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
 	"time"
 )
 
@@ -53,6 +58,14 @@ type Config struct {
 	// IdleTimeout is how long an idle keep-alive connection is kept for
 	// reuse. Default 30s. Only used with KeepAlive.
 	IdleTimeout time.Duration `yaml:"idleTimeout"`
+	// Credentials answer HTTP Basic and Digest challenges (401) by domain
+	// and realm; see Credential.
+	Credentials []Credential `yaml:"credentials"`
+	// Proxy sends every fetch through a proxy: "http://host:port" (absolute
+	// request target for http URLs, CONNECT tunnel for https) or
+	// "socks5://[user:pass@]host:port". "" means direct connections. The
+	// proxy's own address is not subject to the address guard.
+	Proxy string `yaml:"proxy"`
 }
 
 // Defaults for Config fields left zero.
@@ -84,12 +97,21 @@ func (c *Config) RegisterFlags(prefix string, fs *flag.FlagSet) {
 	fs.BoolVar(&c.AllowPrivate, prefix+"allow-private", false, "allow fetching loopback, private and link-local addresses (tests, demo)")
 	fs.BoolVar(&c.KeepAlive, prefix+"keep-alive", false, "use HTTP/1.1 keep-alive instead of HTTP/1.0 with Connection: close")
 	fs.DurationVar(&c.IdleTimeout, prefix+"idle-timeout", DefaultIdleTimeout, "how long idle keep-alive connections are kept")
+	fs.StringVar(&c.Proxy, prefix+"proxy", "", "fetch through this proxy: http://host:port or socks5://[user:pass@]host:port")
 }
 
 // Validate reports settings that cannot work.
 func (c Config) Validate() error {
-	if _, err := buildRequest(target{requestURI: "/"}, c.withDefaults().UserAgent, false, nil); err != nil {
+	if _, err := buildRequest(reqSpec{method: http.MethodGet, requestTarget: "/", userAgent: c.withDefaults().UserAgent}); err != nil {
 		return fmt.Errorf("fetch config: %w", err)
+	}
+	if _, err := parseProxy(c.Proxy); err != nil {
+		return fmt.Errorf("fetch config: %w", err)
+	}
+	for i, cr := range c.Credentials {
+		if err := cr.validate(); err != nil {
+			return fmt.Errorf("fetch config: credentials[%d]: %w", i, err)
+		}
 	}
 	if c.ConnectTimeout < 0 || c.ReadTimeout < 0 || c.TotalTimeout < 0 || c.IdleTimeout < 0 {
 		return errors.New("fetch config: timeouts must not be negative")
@@ -128,12 +150,21 @@ type Resolver interface {
 	LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error)
 }
 
-// Request is one GET to perform.
+// Request is one HTTP request to perform.
 type Request struct {
 	URL string
-	// Header holds extra request headers. Host, Connection, User-Agent and
-	// other hop-by-hop headers are owned by the fetcher and ignored here.
+	// Method is "GET" (the default when empty), "HEAD" or "POST".
+	Method string
+	// Header holds extra request headers. Host, Connection, User-Agent,
+	// Content-Length and other hop-by-hop headers are owned by the fetcher
+	// and ignored here; so is Cookie when Jar is set.
 	Header http.Header
+	// Body is sent after the headers with a Content-Length, e.g. the form
+	// fields of a login POST. It is part of RequestBytes.
+	Body []byte
+	// Jar supplies the Cookie header and receives Set-Cookie values from
+	// the response (whatever its status). nil sends and keeps no cookies.
+	Jar CookieJar
 }
 
 // Fetcher performs fetches. It is safe for concurrent use.
@@ -143,16 +174,22 @@ type Fetcher struct {
 	guard    *guard
 	pool     *pool
 	tls      *tls.Config
+	proxy    *proxySpec // nil for direct connections
+	proxyErr error      // a Proxy setting New could not parse
+	// dialHook, when set (tests only), sees every address a socket is
+	// about to connect to, after the guard; an error aborts the dial.
+	dialHook func(network, address string) error
 }
 
 // New returns a Fetcher. A nil resolver means net.DefaultResolver. Call
-// Config.Validate first to catch bad settings at startup.
+// Config.Validate first to catch bad settings at startup; a Proxy setting
+// that does not parse makes every Fetch fail with a plain error.
 func New(cfg Config, r Resolver) *Fetcher {
 	cfg = cfg.withDefaults()
 	if r == nil {
 		r = net.DefaultResolver
 	}
-	return &Fetcher{
+	f := &Fetcher{
 		cfg:      cfg,
 		resolver: r,
 		guard:    newGuard(cfg.AllowPrivate),
@@ -165,6 +202,8 @@ func New(cfg Config, r Resolver) *Fetcher {
 			Renegotiation:      tls.RenegotiateOnceAsClient,
 		},
 	}
+	f.proxy, f.proxyErr = parseProxy(cfg.Proxy)
+	return f
 }
 
 // Close drops idle keep-alive connections.
@@ -173,44 +212,94 @@ func (f *Fetcher) Close() error {
 	return nil
 }
 
+// fetchPlan is a validated Request with the fetch's clock.
+type fetchPlan struct {
+	req      Request
+	target   target
+	method   string
+	deadline time.Time
+}
+
 // Fetch performs req. On success the caller owns the Response and must
 // Close it. Failures are *Error with a Heritrix status, except that
 // cancellation of ctx returns an error wrapping ctx's error (the URI was not
 // finished and should go back to the frontier uncharged), and a local spool
-// failure returns a plain error.
+// failure or unusable Proxy setting returns a plain error.
+//
+// A 401 whose challenge matches one of Config.Credentials is answered once:
+// the 401 is discarded and the second exchange is returned.
 func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	start := time.Now()
+	if f.proxyErr != nil {
+		return nil, fmt.Errorf("fetch %s: %w", req.URL, f.proxyErr)
+	}
 	t, err := parseTarget(req.URL)
 	if err != nil {
 		return nil, &Error{Status: StatusIllegalURI, Err: err}
 	}
-	reqBytes, err := buildRequest(t, f.cfg.UserAgent, f.cfg.KeepAlive, req.Header)
+	method, err := requestMethod(req)
 	if err != nil {
-		return nil, &Error{Status: StatusIllegalURI, Err: err}
+		return nil, &Error{Status: StatusIllegalURI, Err: fmt.Errorf("request %s: %w", req.URL, err)}
 	}
-	deadline := start.Add(f.cfg.TotalTimeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
+	p := fetchPlan{req: req, target: t, method: method, deadline: start.Add(f.cfg.TotalTimeout)}
+	if d, ok := ctx.Deadline(); ok && d.Before(p.deadline) {
+		p.deadline = d
 	}
 	// Resolution and dialing stop at the whole-fetch deadline too; ctx
 	// itself is kept to tell cancellation apart from a timeout.
-	dctx, cancel := context.WithDeadline(ctx, deadline)
+	dctx, cancel := context.WithDeadline(ctx, p.deadline)
 	defer cancel()
+	resp, err := f.roundTrip(ctx, dctx, p, "", start)
+	if err != nil || resp.StatusCode != http.StatusUnauthorized || req.Header.Get("Authorization") != "" {
+		return resp, err
+	}
+	authz, ok := f.answerChallenge(resp.Header.Values("Www-Authenticate"), p)
+	if !ok {
+		return resp, nil
+	}
+	if err := resp.Close(); err != nil {
+		return nil, fmt.Errorf("fetch %s: release 401 response: %w", req.URL, err)
+	}
+	return f.roundTrip(ctx, dctx, p, authz, time.Now())
+}
+
+// roundTrip sends one request (with authz as Authorization when set) and
+// records the response, redialing once if a pooled connection was stale.
+func (f *Fetcher) roundTrip(ctx, dctx context.Context, p fetchPlan, authz string, start time.Time) (*Response, error) {
+	reqBytes, err := f.requestBytes(ctx, p, authz)
+	if err != nil {
+		return nil, &Error{Status: StatusIllegalURI, Err: fmt.Errorf("request %s: %w", p.req.URL, err)}
+	}
+	// A POST is never sent on a pooled connection: if that connection had
+	// gone stale the server might have acted on it, and it must not be
+	// sent twice.
+	pooled := f.cfg.KeepAlive && p.method != http.MethodPost
 	for attempt := 0; ; attempt++ {
-		c, err := f.connect(dctx, t, deadline)
+		c, err := f.connect(dctx, p.target, p.deadline, pooled)
 		if err != nil {
-			return nil, f.finalErr(ctx, req.URL, err)
+			return nil, f.finalErr(ctx, p.req.URL, err)
 		}
-		x := &exchange{f: f, conn: c, target: t, url: req.URL, reqBytes: reqBytes, start: start, deadline: deadline}
+		x := &exchange{f: f, conn: c, target: p.target, url: p.req.URL, method: p.method, jar: p.req.Jar,
+			reqBytes: reqBytes, start: start, deadline: p.deadline}
 		resp, err := x.run(ctx)
 		if err != nil && c.reused && attempt == 0 && x.stale(err) {
 			continue // the server dropped an idle connection; dial afresh
 		}
 		if err != nil {
-			return nil, f.finalErr(ctx, req.URL, err)
+			return nil, f.finalErr(ctx, p.req.URL, err)
 		}
 		return resp, nil
 	}
+}
+
+// requestBytes renders the request, taking cookies from the jar.
+func (f *Fetcher) requestBytes(ctx context.Context, p fetchPlan, authz string) ([]byte, error) {
+	return buildRequest(reqSpec{
+		method: p.method, requestTarget: f.requestTarget(p.target), hostHeader: p.target.hostHeader,
+		userAgent: f.cfg.UserAgent, keepAlive: f.cfg.KeepAlive, header: p.req.Header,
+		dropCookie: p.req.Jar != nil, cookie: jarCookies(ctx, p.req.Jar, p.target.u),
+		authorization: authz, body: p.req.Body,
+	})
 }
 
 // finalErr turns cancellation into a plain wrapped context error.
@@ -219,129 +308,4 @@ func (f *Fetcher) finalErr(ctx context.Context, rawURL string, err error) error 
 		return fmt.Errorf("fetch %s: %w", rawURL, context.Cause(ctx))
 	}
 	return err
-}
-
-// conn is a connection with what the response needs to know about it.
-type conn struct {
-	net.Conn
-	ip     net.IP
-	reused bool
-}
-
-// connect returns a pooled connection or dials a new one.
-func (f *Fetcher) connect(ctx context.Context, t target, deadline time.Time) (*conn, error) {
-	if f.cfg.KeepAlive {
-		if c, ip, ok := f.pool.get(t.key()); ok {
-			return &conn{Conn: c, ip: ip, reused: true}, nil
-		}
-	}
-	addrs, err := f.resolve(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	var lastErr error
-	for _, a := range addrs {
-		c, err := f.dial(ctx, t, a, deadline)
-		if err == nil {
-			return c, nil
-		}
-		lastErr = err
-		var fe *Error
-		if ctx.Err() != nil || (errors.As(err, &fe) && fe.Status == StatusTimeout && !time.Now().Before(deadline)) {
-			break
-		}
-	}
-	return nil, lastErr
-}
-
-// resolve returns the addresses to try, guard-approved, in resolver order.
-func (f *Fetcher) resolve(ctx context.Context, t target) ([]netip.Addr, error) {
-	var found []netip.Addr
-	if t.ip.IsValid() {
-		found = []netip.Addr{t.ip}
-	} else {
-		ipas, err := f.resolver.LookupIPAddr(ctx, t.host)
-		if err != nil {
-			var de *net.DNSError
-			retriable := errors.As(err, &de) && (de.IsTimeout || de.IsTemporary)
-			return nil, &Error{Status: StatusDomainLookupFailed, Retriable: retriable,
-				Err: fmt.Errorf("resolve %s: %w", t.host, err)}
-		}
-		for _, ipa := range ipas {
-			if a, ok := netip.AddrFromSlice(ipa.IP); ok {
-				// net.IP holds IPv4 in 16 bytes; judge and dial it as IPv4.
-				found = append(found, a.Unmap().WithZone(ipa.Zone))
-			}
-		}
-		if len(found) == 0 {
-			return nil, failure(StatusDomainLookupFailed, false, "resolve %s: no addresses", t.host)
-		}
-	}
-	var allowed []netip.Addr
-	var refusals []error
-	for _, a := range found {
-		if err := f.guard.check(a); err != nil {
-			refusals = append(refusals, err)
-			continue
-		}
-		allowed = append(allowed, a)
-	}
-	if len(allowed) == 0 {
-		return nil, &Error{Status: StatusConnectFailed,
-			Err: fmt.Errorf("host %s: %w", t.host, errors.Join(refusals...))}
-	}
-	return allowed, nil
-}
-
-// dial connects to one address, with TLS for https.
-func (f *Fetcher) dial(ctx context.Context, t target, a netip.Addr, deadline time.Time) (*conn, error) {
-	d := net.Dialer{
-		Timeout:   f.cfg.ConnectTimeout,
-		Deadline:  deadline,
-		KeepAlive: -1, // fetches are short; no TCP keep-alive probes
-		Control:   f.guard.control,
-	}
-	addr := net.JoinHostPort(a.String(), t.port)
-	nc, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, dialError(addr, err)
-	}
-	c := &conn{Conn: nc, ip: net.IP(a.AsSlice())}
-	if t.scheme != "https" {
-		return c, nil
-	}
-	cfg := f.tls.Clone()
-	if !t.ip.IsValid() {
-		cfg.ServerName = t.host
-	}
-	tc := tls.Client(nc, cfg)
-	_ = nc.SetDeadline(earliest(time.Now().Add(f.cfg.ConnectTimeout), deadline))
-	if err := tc.HandshakeContext(ctx); err != nil {
-		_ = nc.Close()
-		if isTimeout(err) {
-			return nil, &Error{Status: StatusTimeout, Retriable: true, Err: fmt.Errorf("TLS handshake with %s: %w", addr, err)}
-		}
-		return nil, &Error{Status: StatusConnectFailed, Retriable: true, Err: fmt.Errorf("TLS handshake with %s: %w", addr, err)}
-	}
-	_ = nc.SetDeadline(time.Time{})
-	c.Conn = tc
-	return c, nil
-}
-
-func dialError(addr string, err error) error {
-	switch {
-	case errors.Is(err, ErrAddressRefused):
-		return &Error{Status: StatusConnectFailed, Err: fmt.Errorf("connect %s: %w", addr, err)}
-	case isTimeout(err):
-		return &Error{Status: StatusTimeout, Retriable: true, Err: fmt.Errorf("connect %s: %w", addr, err)}
-	default:
-		return &Error{Status: StatusConnectFailed, Retriable: true, Err: fmt.Errorf("connect %s: %w", addr, err)}
-	}
-}
-
-func earliest(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
 }

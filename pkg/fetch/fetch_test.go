@@ -109,7 +109,7 @@ func TestRequestTargetAndHost(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.url, err)
 		}
-		b, err := buildRequest(tg, "ua", false, nil)
+		b, err := buildRequest(reqSpec{method: "GET", requestTarget: tg.requestURI, hostHeader: tg.hostHeader, userAgent: "ua"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,6 +31,9 @@ func refusedPrefixes() []refusedPrefix {
 		{"240.0.0.0/4", "reserved/broadcast"},
 		{"::/128", "unspecified"},
 		{"::1/128", "loopback"},
+		{"64:ff9b:1::/48", "local-use NAT64"},
+		{"100::/64", "discard-only"},
+		{"fd00:ec2::254/128", "cloud metadata (AWS IPv6)"},
 		{"fc00::/7", "unique-local (private)"},
 		{"fe80::/10", "link-local"},
 		{"ff00::/8", "multicast"},
@@ -62,9 +65,10 @@ func (g *guard) check(a netip.Addr) error {
 }
 
 // CheckAddress returns nil if a is a public unicast address, or an error
-// wrapping ErrAddressRefused naming why not. IPv4-mapped, NAT64 and 6to4
-// forms are judged by the IPv4 address they carry, so ::ffff:127.0.0.1 is
-// loopback. Exported so DNS and robots code can apply the same rule.
+// wrapping ErrAddressRefused naming why not. IPv4-mapped, IPv4-compatible,
+// NAT64, 6to4 and Teredo forms are also judged by the IPv4 addresses they
+// carry, so ::ffff:127.0.0.1 is loopback. Exported so DNS and robots code
+// can apply the same rule.
 func CheckAddress(a netip.Addr) error {
 	return checkAddr(refusedPrefixes(), a)
 }
@@ -74,37 +78,46 @@ func checkAddr(refused []refusedPrefix, a netip.Addr) error {
 		return fmt.Errorf("invalid address: %w", ErrAddressRefused)
 	}
 	orig := a
-	a = embeddedIPv4(a.WithZone(""))
-	for _, r := range refused {
-		if r.prefix.Contains(a) {
-			return fmt.Errorf("%s is %s: %w", orig, r.reason, ErrAddressRefused)
+	for _, judged := range judgedAddrs(a.WithZone("")) {
+		for _, r := range refused {
+			if r.prefix.Contains(judged) {
+				if judged != orig.WithZone("") {
+					return fmt.Errorf("%s carries %s, which is %s: %w", orig, judged, r.reason, ErrAddressRefused)
+				}
+				return fmt.Errorf("%s is %s: %w", orig, r.reason, ErrAddressRefused)
+			}
 		}
 	}
 	return nil
 }
 
-// embeddedIPv4 returns the IPv4 address carried by an IPv4-mapped
-// (::ffff:0:0/96), IPv4-compatible (::/96), NAT64 (64:ff9b::/96) or 6to4
-// (2002::/16) address, or a unchanged.
-func embeddedIPv4(a netip.Addr) netip.Addr {
+// judgedAddrs returns a and every IPv4 address an IPv6 form of it routes
+// to: IPv4-mapped (::ffff:0:0/96), IPv4-compatible (::/96), NAT64
+// (64:ff9b::/96), 6to4 (2002::/16) and Teredo (2001::/32, whose server and
+// inverted client addresses are both judged).
+func judgedAddrs(a netip.Addr) []netip.Addr {
 	if a.Is4In6() {
-		return a.Unmap()
+		return []netip.Addr{a.Unmap()}
 	}
 	if !a.Is6() {
-		return a
+		return []netip.Addr{a}
 	}
 	b := a.As16()
+	v4 := func(p []byte) netip.Addr { return netip.AddrFrom4([4]byte(p)) }
 	switch {
 	case b == [16]byte{} || b == [16]byte{15: 1}:
-		return a // :: and ::1 keep their IPv6 meaning
+		return []netip.Addr{a} // :: and ::1 keep their IPv6 meaning
 	case isZero(b[:12]):
-		return netip.AddrFrom4([4]byte(b[12:16]))
+		return []netip.Addr{a, v4(b[12:16])}
 	case b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && isZero(b[4:12]):
-		return netip.AddrFrom4([4]byte(b[12:16]))
+		return []netip.Addr{a, v4(b[12:16])}
 	case b[0] == 0x20 && b[1] == 0x02:
-		return netip.AddrFrom4([4]byte(b[2:6]))
+		return []netip.Addr{a, v4(b[2:6])}
+	case b[0] == 0x20 && b[1] == 0x01 && b[2] == 0 && b[3] == 0:
+		client := [4]byte{^b[12], ^b[13], ^b[14], ^b[15]}
+		return []netip.Addr{a, v4(b[4:8]), netip.AddrFrom4(client)}
 	}
-	return a
+	return []netip.Addr{a}
 }
 
 func isZero(b []byte) bool {

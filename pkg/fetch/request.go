@@ -27,10 +27,14 @@ type target struct {
 	port       string     // always set
 	hostHeader string     // host[:port], port only when not the default
 	requestURI string     // path and query as sent on the request line
+	u          *url.URL   // the parsed URL, for the cookie jar
 }
 
 // key identifies connections that may be reused for this target.
 func (t target) key() string { return t.scheme + "://" + t.hostHeader }
+
+// absolute is the absolute-form request target, sent to an HTTP proxy.
+func (t target) absolute() string { return t.scheme + "://" + t.hostHeader + t.requestURI }
 
 // parseTarget validates rawURL for fetching.
 func parseTarget(rawURL string) (target, error) {
@@ -38,7 +42,7 @@ func parseTarget(rawURL string) (target, error) {
 	if err != nil {
 		return target{}, fmt.Errorf("parse URL: %w", err)
 	}
-	t := target{scheme: strings.ToLower(u.Scheme)}
+	t := target{scheme: strings.ToLower(u.Scheme), u: u}
 	defPort := map[string]string{"http": "80", "https": "443"}[t.scheme]
 	if defPort == "" {
 		return target{}, fmt.Errorf("unsupported scheme %q in %q", u.Scheme, rawURL)
@@ -122,53 +126,114 @@ func requestTarget(rawURL string, u *url.URL) string {
 // hopHeaders are the request headers the fetcher owns; callers' values for
 // them are dropped so the connection behaves as configured.
 var hopHeaders = []string{
-	"Connection", "Content-Length", "Host", "Keep-Alive", "Proxy-Connection",
-	"Te", "Trailer", "Transfer-Encoding", "Upgrade", "User-Agent",
+	"Connection", "Content-Length", "Host", "Keep-Alive", "Proxy-Authorization",
+	"Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade", "User-Agent",
 }
 
-// buildRequest renders the GET request as it will be written on the wire.
-func buildRequest(t target, userAgent string, keepAlive bool, extra http.Header) ([]byte, error) {
+// formContentType is sent with a POST body when the caller names no type:
+// HTML form logins are what POST is for here.
+const formContentType = "application/x-www-form-urlencoded"
+
+// reqSpec is everything that goes into one request's bytes.
+type reqSpec struct {
+	method        string // GET, HEAD or POST
+	requestTarget string // origin-form, or absolute-form through an HTTP proxy
+	hostHeader    string
+	userAgent     string
+	keepAlive     bool
+	header        http.Header // the caller's extra headers
+	dropCookie    bool        // the jar owns the Cookie header
+	cookie        string      // Cookie value from the jar, "" for none
+	authorization string      // answer to a 401 challenge, "" for none
+	body          []byte
+}
+
+// buildRequest renders the request as it will be written on the wire.
+func buildRequest(s reqSpec) ([]byte, error) {
 	var b bytes.Buffer
 	proto := "HTTP/1.0"
-	if keepAlive {
+	if s.keepAlive {
 		proto = "HTTP/1.1"
 	}
-	fmt.Fprintf(&b, "GET %s %s\r\n", t.requestURI, proto)
-	fmt.Fprintf(&b, "Host: %s\r\n", t.hostHeader)
-	if !httpguts.ValidHeaderFieldValue(userAgent) {
-		return nil, fmt.Errorf("invalid User-Agent %q", userAgent)
+	fmt.Fprintf(&b, "%s %s %s\r\n", s.method, s.requestTarget, proto)
+	fmt.Fprintf(&b, "Host: %s\r\n", s.hostHeader)
+	if !httpguts.ValidHeaderFieldValue(s.userAgent) {
+		return nil, fmt.Errorf("invalid User-Agent %q", s.userAgent)
 	}
-	fmt.Fprintf(&b, "User-Agent: %s\r\n", userAgent)
-	if !keepAlive {
+	fmt.Fprintf(&b, "User-Agent: %s\r\n", s.userAgent)
+	if !s.keepAlive {
 		b.WriteString("Connection: close\r\n")
 	}
+	seen, err := writeExtraHeaders(&b, s.header, s.dropCookie)
+	if err != nil {
+		return nil, err
+	}
+	if !seen["Accept"] {
+		fmt.Fprintf(&b, "Accept: %s\r\n", defaultAccept)
+	}
+	for _, h := range [...]struct{ name, value string }{{"Cookie", s.cookie}, {"Authorization", s.authorization}} {
+		if h.value == "" {
+			continue
+		}
+		if !httpguts.ValidHeaderFieldValue(h.value) {
+			// Never echo the value: it may carry a secret.
+			return nil, fmt.Errorf("invalid %s header value", h.name)
+		}
+		fmt.Fprintf(&b, "%s: %s\r\n", h.name, h.value)
+	}
+	if s.method == http.MethodPost || len(s.body) > 0 {
+		if len(s.body) > 0 && !seen["Content-Type"] {
+			fmt.Fprintf(&b, "Content-Type: %s\r\n", formContentType)
+		}
+		fmt.Fprintf(&b, "Content-Length: %d\r\n", len(s.body))
+	}
+	b.WriteString("\r\n")
+	b.Write(s.body)
+	return b.Bytes(), nil
+}
+
+// writeExtraHeaders writes the caller's headers in sorted order, skipping
+// those the fetcher owns, and returns the canonical names written.
+func writeExtraHeaders(b *bytes.Buffer, extra http.Header, dropCookie bool) (map[string]bool, error) {
 	keys := make([]string, 0, len(extra))
 	for k := range extra {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	hasAccept := false
+	seen := map[string]bool{}
 	for _, k := range keys {
 		if !httpguts.ValidHeaderFieldName(k) {
 			return nil, fmt.Errorf("invalid request header name %q", k)
 		}
 		ck := textproto.CanonicalMIMEHeaderKey(k)
-		if slices.Contains(hopHeaders, ck) {
+		if slices.Contains(hopHeaders, ck) || (dropCookie && ck == "Cookie") {
 			continue
-		}
-		if ck == "Accept" {
-			hasAccept = true
 		}
 		for _, v := range extra[k] {
 			if !httpguts.ValidHeaderFieldValue(v) {
 				return nil, fmt.Errorf("invalid value for request header %s: %q", ck, v)
 			}
-			fmt.Fprintf(&b, "%s: %s\r\n", ck, v)
+			fmt.Fprintf(b, "%s: %s\r\n", ck, v)
+			seen[ck] = true
 		}
 	}
-	if !hasAccept {
-		fmt.Fprintf(&b, "Accept: %s\r\n", defaultAccept)
+	return seen, nil
+}
+
+// requestMethod validates the caller's method and body.
+func requestMethod(req Request) (string, error) {
+	m := req.Method
+	if m == "" {
+		m = http.MethodGet
 	}
-	b.WriteString("\r\n")
-	return b.Bytes(), nil
+	switch m {
+	case http.MethodGet, http.MethodHead:
+		if len(req.Body) > 0 {
+			return "", fmt.Errorf("method %s cannot carry a body (%d bytes given)", m, len(req.Body))
+		}
+	case http.MethodPost:
+	default:
+		return "", fmt.Errorf("unsupported method %q (want GET, HEAD or POST)", req.Method)
+	}
+	return m, nil
 }

@@ -74,6 +74,8 @@ type exchange struct {
 	conn     *conn
 	target   target
 	url      string
+	method   string
+	jar      CookieJar
 	reqBytes []byte
 	start    time.Time
 	deadline time.Time
@@ -107,7 +109,7 @@ func (x *exchange) run(ctx context.Context) (resp *Response, err error) {
 	if err := x.writeRequest(); err != nil {
 		return nil, err
 	}
-	resp, hr, br, err := x.readResponse()
+	resp, hr, br, err := x.readResponse(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +128,7 @@ func (x *exchange) writeRequest() error {
 
 // readResponse parses the response while the recorder tees every byte off
 // the socket into Raw.
-func (x *exchange) readResponse() (*Response, *http.Response, *bufio.Reader, error) {
+func (x *exchange) readResponse(ctx context.Context) (*Response, *http.Response, *bufio.Reader, error) {
 	cfg := x.f.cfg
 	raw := spool.New(cfg.SpoolThreshold, cfg.SpoolDir)
 	x.rec = &recorder{
@@ -142,6 +144,7 @@ func (x *exchange) readResponse() (*Response, *http.Response, *bufio.Reader, err
 	}
 	x.headersDone = true
 	x.rec.headerLimit = 0
+	keepCookies(ctx, x.jar, x.target.u, hr)
 	payload := spool.New(cfg.SpoolThreshold, cfg.SpoolDir)
 	resp := &Response{
 		URL: x.url, IP: x.conn.ip, Start: x.start,
@@ -159,7 +162,9 @@ func (x *exchange) readResponse() (*Response, *http.Response, *bufio.Reader, err
 // readHeaders parses the status line and headers, skipping interim 1xx
 // responses (which stay in Raw, as they were on the wire).
 func (x *exchange) readHeaders(br *bufio.Reader) (*http.Response, error) {
-	req := &http.Request{Method: http.MethodGet}
+	// The method matters: a response to HEAD has no body whatever its
+	// Content-Length says.
+	req := &http.Request{Method: x.method}
 	for {
 		hr, err := http.ReadResponse(br, req)
 		if x.rec.werr != nil {

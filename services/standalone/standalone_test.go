@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net/url"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -32,6 +33,17 @@ func testProfile() profile.Profile {
 	p.Politeness = profile.Politeness{DelayFactor: 0, MinDelayMs: 0, MaxDelayMs: 10}
 	p.Fetch.AllowPrivateAddresses = true
 	p.Fetch.ConnectTimeoutSeconds, p.Fetch.ReadTimeoutSeconds, p.Fetch.TotalTimeoutSeconds = 5, 10, 30
+	// Most tests compare with the plain link graph; the robots.txt and
+	// sitemap paths are checked by TestStandaloneCrawlsSyntheticWebOnce.
+	p.Robots.Policy, p.Extract.Sitemaps = profile.RobotsIgnore, false
+	return p
+}
+
+// archivalProfile obeys robots.txt and follows sitemaps, as a real crawl
+// does.
+func archivalProfile() profile.Profile {
+	p := testProfile()
+	p.Robots.Policy, p.Extract.Sitemaps = profile.RobotsObey, true
 	return p
 }
 
@@ -102,7 +114,13 @@ func validateWARCs(t *testing.T, files []string) map[string]int {
 			if got := sha1Base32(block); !strings.EqualFold(got, h.Get(gowarc.WarcBlockDigest)) {
 				t.Fatalf("%s record %d: block digest %s, header %s", name, i, got, h.Get(gowarc.WarcBlockDigest))
 			}
-			if rec.Type() == gowarc.Response {
+			if rec.Type() == gowarc.Response && h.Get(gowarc.ContentType) == "text/dns" {
+				target := h.Get(gowarc.WarcTargetURI)
+				if !strings.HasPrefix(target, "dns:") || len(block) < 15 || block[14] != '\n' {
+					t.Fatalf("%s: dns record for %q: block %q", name, target, block)
+				}
+				responses[target]++
+			} else if rec.Type() == gowarc.Response {
 				target := h.Get(gowarc.WarcTargetURI)
 				resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(block)), nil)
 				if err != nil {
@@ -140,9 +158,11 @@ func startSite(t *testing.T, cfg testweb.Config) *testweb.Server {
 }
 
 // diffCrawl compares what was captured (URL -> response records) with the
-// site's reachable set and reports missing, duplicated and extra URLs.
+// site's reachable set and reports missing, duplicated and extra URLs. dns:
+// lookups are left out: they are prerequisites, checked by dnsLookups.
 func diffCrawl(want []string, got map[string]int) (missing, twice, extra []string) {
 	got = maps.Clone(got)
+	maps.DeleteFunc(got, func(u string, _ int) bool { return strings.HasPrefix(u, "dns:") })
 	for _, u := range want {
 		switch got[u] {
 		case 0:
@@ -164,8 +184,9 @@ func TestStandaloneCrawlsSyntheticWebOnce(t *testing.T) {
 	srv := startSite(t, testweb.Config{Seed: 7, Hosts: 3, PagesPerHost: 20})
 	dir := t.TempDir()
 
-	sum := runOnce(t, dir, srv)
-	want := srv.Reachable(testweb.ReachOptions{MaxHops: 20})
+	cfg := Config{DataDir: dir, Seeds: srv.Seeds()}
+	sum := runCrawlProfile(t, cfg, srv, archivalProfile())
+	want := srv.Reachable(testweb.ReachOptions{MaxHops: 20, ObeyRobots: true, FollowSitemaps: true})
 	if len(sum.WARCFiles) == 0 {
 		t.Fatal("no WARC files")
 	}
@@ -177,16 +198,38 @@ func TestStandaloneCrawlsSyntheticWebOnce(t *testing.T) {
 		t.Fatalf("crawl differs from the site's reachable set (%d URLs):\nmissing %v\ntwice %v\nextra %v",
 			len(want), missing, twice, extra)
 	}
-	if sum.URIs != int64(len(want)) || sum.EndedBy != endedIdle || sum.Queued != 0 {
-		t.Errorf("summary says %d URIs, ended %q, %d queued; want %d, idle, 0", sum.URIs, sum.EndedBy, sum.Queued, len(want))
+	// Every host was looked up once, and recorded as a dns: capture.
+	for _, u := range want {
+		host, _ := url.Parse(u)
+		if n := responses["dns:"+host.Hostname()]; n != 1 {
+			t.Errorf("dns:%s recorded %d times, want once", host.Hostname(), n)
+		}
+	}
+	// URIs the frontier finished: what was fetched (robots.txt are
+	// prerequisites, outside the frontier) plus the robots-excluded.
+	excluded := int(sum.ByStatus[-9998])
+	if robots := countSuffix(want, "/robots.txt"); sum.URIs != int64(len(want)-robots+excluded) || excluded == 0 ||
+		sum.EndedBy != endedIdle || sum.Queued != 0 {
+		t.Errorf("summary says %d URIs (%d robots-excluded), ended %q, %d queued; want %d + excluded, idle, 0",
+			sum.URIs, excluded, sum.EndedBy, sum.Queued, len(want)-robots)
 	}
 
 	// A second run on the same data directory continues the same crawl:
 	// everything is already seen, so nothing is fetched again.
-	again := runOnce(t, dir, srv)
+	again := runCrawlProfile(t, cfg, srv, archivalProfile())
 	if again.URIs != sum.URIs || len(validateWARCs(t, again.WARCFiles)) != len(responses) {
 		t.Fatalf("second run recrawled: URIs %d -> %d", sum.URIs, again.URIs)
 	}
+}
+
+func countSuffix(urls []string, suffix string) int {
+	n := 0
+	for _, u := range urls {
+		if strings.HasSuffix(u, suffix) {
+			n++
+		}
+	}
+	return n
 }
 
 // maxDocumentsDownload ends the run gracefully: what was in flight

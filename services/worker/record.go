@@ -212,7 +212,7 @@ func (w *Worker) extract(t *task, resp *fetch.Response) []extract.Link {
 	case "robots":
 		var b []byte
 		if b, err = io.ReadAll(io.LimitReader(body, maxRobotsBytes)); err == nil {
-			found = extract.Refs(t.l.URL, robots.Parse(resp.StatusCode, b).Sitemaps(), messages.HopManifest, "Sitemap:", opts)
+			found = extract.Refs(t.l.URL, robots.Parse(resp.StatusCode, b).Sitemaps(), messages.HopManifest, extract.ContextManifestMisc, opts)
 		}
 	}
 	if err != nil {
@@ -227,16 +227,34 @@ func bodyKind(t *task, resp *fetch.Response, x profile.Extract) string {
 	switch {
 	case x.Sitemaps && pathOf(t.l.URL) == "/robots.txt":
 		return "robots"
-	case x.Sitemaps && (strings.HasSuffix(t.l.Hop, string(messages.HopManifest)) || looksLikeSitemap(resp)):
-		return "sitemap"
 	case strings.Contains(mime, "html"):
 		return "html"
 	case mime == "text/css":
 		return "css"
-	case x.Javascript && (strings.Contains(mime, "javascript") || strings.HasSuffix(mime, "ecmascript")):
+	case x.Javascript && jsType(mime, t.l.URL):
 		return "js"
+	case x.Sitemaps && looksLikeSitemap(resp):
+		return "sitemap"
+	case x.Sitemaps && t.l.Hop == string(messages.HopManifest) && sitemapType(mime):
+		// A sitemap named by robots.txt or an index: XML, gzip or text.
+		return "sitemap"
 	}
 	return ""
+}
+
+// jsType says which bodies get speculative extraction, as Heritrix's
+// ExtractorJS chooses them: script and JSON types, or a .js URL.
+func jsType(mime, url string) bool {
+	for _, k := range []string{"javascript", "ecmascript", "jscript", "json"} {
+		if strings.Contains(mime, k) {
+			return true
+		}
+	}
+	return strings.HasSuffix(pathOf(url), ".js")
+}
+
+func sitemapType(mime string) bool {
+	return strings.Contains(mime, "xml") || strings.Contains(mime, "gzip") || mime == "text/plain" || mime == "unknown"
 }
 
 // looksLikeSitemap checks an XML body's first bytes for a sitemap root.
