@@ -195,11 +195,17 @@ func hostOf(ev *messages.Crawled) (string, bool) {
 		return "dns:", true
 	case strings.HasPrefix(ev.URL, "whois:"):
 		return "whois:", true
-	case ev.Host != "":
-		return ev.Host, true
 	}
-	h, err := uri.Host(ev.URL)
-	return h, err == nil && h != ""
+	// Heritrix tallies by CrawlHost, the host name without the port; the
+	// event's host field carries the port, so the URL decides.
+	if h, err := uri.Host(ev.URL); err == nil && h != "" {
+		return h, true
+	}
+	h := ev.Host
+	if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.HasSuffix(h, "]") {
+		h = h[:i]
+	}
+	return h, h != ""
 }
 
 // Add tallies one crawled event.

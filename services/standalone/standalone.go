@@ -23,6 +23,7 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/fetch"
 	"github.com/trawler-crawl/trawler/pkg/kafka"
 	"github.com/trawler-crawl/trawler/pkg/profile"
+	"github.com/trawler-crawl/trawler/pkg/reports"
 	"github.com/trawler-crawl/trawler/pkg/redisconn"
 	"github.com/trawler-crawl/trawler/services/cdxwriter"
 	"github.com/trawler-crawl/trawler/services/worker"
@@ -222,6 +223,9 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	all = append(all, err)
 	if sum != nil {
 		sum.Launched, sum.Feed, sum.EndedBy = launched, feedSum, endedBy
+		info := reports.RunInfo{Start: started, End: time.Now(), Status: crawlStatus(endedBy)}
+		all = append(all, writeReports(context.WithoutCancel(ctx), cl, cfg, wcfg, w, d.Profile.Crawl.Name, info, log))
+		sum.ReportsDir = ReportsDir(cfg.DataDir)
 	}
 	return sum, errors.Join(all...)
 }

@@ -214,12 +214,73 @@ func TestStandaloneCrawlsSyntheticWebOnce(t *testing.T) {
 			sum.URIs, excluded, sum.EndedBy, sum.Queued, len(want)-robots)
 	}
 
+	checkLogAndReports(t, dir, sum, len(responses))
+
 	// A second run on the same data directory continues the same crawl:
 	// everything is already seen, so nothing is fetched again.
 	again := runCrawlProfile(t, cfg, srv, archivalProfile())
 	if again.URIs != sum.URIs || len(validateWARCs(t, again.WARCFiles)) != len(responses) {
 		t.Fatalf("second run recrawled: URIs %d -> %d", sum.URIs, again.URIs)
 	}
+}
+
+// checkLogAndReports checks crawl.log has one line per finished URI and
+// prerequisite (captures plus the robots-excluded), in Heritrix's columns,
+// and that the six end-of-crawl reports agree with the summary.
+func checkLogAndReports(t *testing.T, dir string, sum *Summary, captures int) {
+	t.Helper()
+	logs, _ := filepath.Glob(filepath.Join(dir, "logs", "fc-npld", "crawl.log*"))
+	lines := 0
+	for _, name := range logs {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+			if f := strings.Fields(line); len(f) < 12 || !strings.HasPrefix(f[7], "#") {
+				t.Fatalf("%s: crawl.log line not in Heritrix's columns: %q", name, line)
+			}
+			lines++
+		}
+	}
+	if want := captures + int(sum.ByStatus[-9998]); lines != want {
+		t.Errorf("crawl.log has %d lines, want %d (captures and robots-excluded URIs)", lines, want)
+	}
+	for _, name := range []string{"crawl-report.txt", "seeds-report.txt", "hosts-report.txt", "mimetype-report.txt",
+		"responsecode-report.txt", "source-report.txt"} {
+		b, err := os.ReadFile(filepath.Join(sum.ReportsDir, name))
+		if err != nil || len(b) == 0 {
+			t.Fatalf("report %s: %v (%d bytes)", name, err, len(b))
+		}
+	}
+	codes, _ := os.ReadFile(filepath.Join(sum.ReportsDir, "responsecode-report.txt"))
+	if want := fmt.Sprintf("%d 200\n", sum.ByStatus[200]+int64(countPrerequisites(t, dir, "200"))); !strings.Contains(string(codes), want) {
+		t.Errorf("responsecode-report.txt lacks %q:\n%s", want, codes)
+	}
+	seeds, _ := os.ReadFile(filepath.Join(sum.ReportsDir, "seeds-report.txt"))
+	if n := strings.Count(string(seeds), " CRAWLED "); n != 3 {
+		t.Errorf("seeds-report.txt has %d crawled seeds, want 3:\n%s", n, seeds)
+	}
+}
+
+// countPrerequisites counts crawl.log lines of prerequisites (hop path
+// ending in P) with the given status.
+func countPrerequisites(t *testing.T, dir, status string) int {
+	t.Helper()
+	logs, _ := filepath.Glob(filepath.Join(dir, "logs", "fc-npld", "crawl.log*"))
+	n := 0
+	for _, name := range logs {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if f := strings.Fields(line); len(f) > 4 && f[1] == status && strings.HasSuffix(f[4], "P") {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func countSuffix(urls []string, suffix string) int {

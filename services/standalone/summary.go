@@ -25,6 +25,8 @@ type Summary struct {
 	WARCDir   string
 	CDXPath   string
 	CDXLines  int64
+	// ReportsDir holds Heritrix's end-of-crawl reports.
+	ReportsDir string
 	Elapsed   time.Duration
 	RedisKind string
 	// Launched counts the launch messages this run sent (seeds and feed
@@ -90,6 +92,9 @@ func (s *Summary) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  WARC files:    %d in %s\n", len(s.WARCFiles), s.WARCDir)
 	fmt.Fprintf(w, "  CDX:           %d lines in %s\n", s.CDXLines, s.CDXPath)
+	if s.ReportsDir != "" {
+		fmt.Fprintf(w, "  reports:       %s (crawl.log under logs/)\n", s.ReportsDir)
+	}
 	if s.RedisKind == "miniredis" {
 		fmt.Fprintf(w, "  note: no redis-server installed; the in-process miniredis does not persist the frontier\n")
 	}

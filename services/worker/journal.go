@@ -79,6 +79,25 @@ func (j *Journal) Admitted(ctx context.Context, fn func([]frontier.Admission) er
 	})
 }
 
+// Events passes every crawled event of the crawl so far (up to the end
+// offsets when it starts) to fn, for reports; undecodable records are
+// counted in bad and skipped.
+func (j *Journal) Events(ctx context.Context, fn func(messages.Crawled)) (bad int, err error) {
+	err = j.read(ctx, j.cfg.CrawledTopic(), func(recs []*kgo.Record) error {
+		for _, r := range recs {
+			ev, err := messages.DecodeCrawled(r.Value)
+			if err != nil {
+				bad++
+				j.log.Warn("undecodable crawled event skipped", "at", position(r), "err", err)
+				continue
+			}
+			fn(ev)
+		}
+		return nil
+	})
+	return bad, err
+}
+
 // HasData reports whether the journal holds anything: a data directory or
 // cluster that saw an earlier crawl of this stream.
 func (j *Journal) HasData(ctx context.Context) (bool, error) {

@@ -1,0 +1,63 @@
+package standalone
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/trawler-crawl/trawler/pkg/frontier"
+	"github.com/trawler-crawl/trawler/pkg/reports"
+	"github.com/trawler-crawl/trawler/services/worker"
+)
+
+// ReportsDir is where a standalone crawl's Heritrix-style reports are
+// written, under the data directory.
+func ReportsDir(dataDir string) string { return filepath.Join(dataDir, "reports") }
+
+// writeReports reads every crawled event of the crawl (all runs on this
+// data directory, from the journal) and writes crawl-report.txt,
+// seeds-report.txt, hosts-report.txt, mimetype-report.txt,
+// responsecode-report.txt and source-report.txt, as Heritrix does when a
+// job ends.
+func writeReports(ctx context.Context, cl *cluster, cfg Config, wcfg worker.Config, w *worker.Worker,
+	crawlName string, info reports.RunInfo, log *slog.Logger) error {
+	agg := reports.New(reports.Options{CrawlName: crawlName, Seeds: cfg.Seeds})
+	j := worker.NewJournal(cl.kafka, wcfg, crawlName, log.With("role", "reports"))
+	bad, err := j.Events(ctx, agg.Add)
+	if err != nil {
+		return fmt.Errorf("reports: read crawled events: %w", err)
+	}
+	if bad > 0 || agg.Bad() > 0 {
+		log.Warn("crawled events left out of the reports", "undecodable", bad, "unusable", agg.Bad())
+	}
+	info.Remaining = func(host string) int64 {
+		h, err := w.Frontier().Host(ctx, host)
+		if err != nil {
+			return 0
+		}
+		return h.Queued
+	}
+	dir := ReportsDir(cfg.DataDir)
+	if err := agg.WriteAll(dir, info); err != nil {
+		return fmt.Errorf("reports: %w", err)
+	}
+	log.Info("reports written", "dir", dir)
+	return nil
+}
+
+// crawlStatus is Heritrix's CrawlStatus text for how the run ended.
+func crawlStatus(endedBy string) string {
+	switch endedBy {
+	case endedIdle:
+		return "Finished"
+	case frontier.LimitDocuments:
+		return "Finished - Maximum number of documents limit hit"
+	case frontier.LimitBytes:
+		return "Finished - Maximum amount of data limit hit"
+	case frontier.LimitTime:
+		return "Finished - Timelimit hit"
+	default:
+		return "Finished - Ended by operator"
+	}
+}
