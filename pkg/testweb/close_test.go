@@ -23,6 +23,7 @@ func TestCloseWhileStreaming(t *testing.T) {
 	urls := []string{
 		srv.HostileURL(PathSlowDrip),
 		srv.HostileURL(PathEndless),
+		srv.HostileURL(PathHugeBody),
 		target{0, pathLarge}.url(srv.authority), // 1 GiB with Content-Length
 		target{1, pathLarge}.url(srv.authority), // 1 GiB chunked
 	}

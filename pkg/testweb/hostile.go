@@ -35,6 +35,22 @@ const (
 	// ResetAfterBytes of it, then aborts the connection with a TCP RST
 	// (SO_LINGER 0).
 	PathReset = "/reset"
+	// PathRedirectLoop answers 302 with the relative Location "b"
+	// (PathRedirectLoopB), which answers 302 with "a": a loop a crawler
+	// must break by remembering what it already fetched.
+	PathRedirectLoop = "/loop/a"
+	// PathRedirectLoopB is the other half of the redirect loop.
+	PathRedirectLoopB = "/loop/b"
+	// PathCalendar is the entry month of an endless calendar: every
+	// /calendar/YYYY/MM page links the previous and next month and each of
+	// its days, every /calendar/YYYY/MM/DD page its month and the previous
+	// and next day. Years run from CalendarMinYear to CalendarMaxYear, far
+	// beyond any crawl, so only scope rules (hops, path depth) stop it.
+	PathCalendar = "/calendar/2024/01"
+	// PathHugeBody sends a 200 application/octet-stream body of
+	// HugeBodyBytes with a Content-Length, generated while it streams (see
+	// HugeBodyReader for the bytes and the reason for their pattern).
+	PathHugeBody = "/huge-body"
 )
 
 // Sizes and rates of the hostile endpoints.
@@ -46,10 +62,18 @@ const (
 	ResetDeclaredBytes    = 1 << 20
 	ResetAfterBytes       = 64 << 10
 	bombMemberBytes       = 1 << 20
+	// HugeBodyBytes is the length of the PathHugeBody body: 1 GiB.
+	HugeBodyBytes = 1 << 30
+	// CalendarMinYear and CalendarMaxYear bound the hostile calendar.
+	CalendarMinYear = 1
+	CalendarMaxYear = 999_999_999
 )
 
 // hostilePaths lists the endpoints in index order.
-var hostilePaths = [...]string{PathSlowDrip, PathEndless, PathHugeHeaders, PathBrokenChunked, PathGzipBomb, PathReset}
+var hostilePaths = [...]string{
+	PathSlowDrip, PathEndless, PathHugeHeaders, PathBrokenChunked, PathGzipBomb, PathReset,
+	PathRedirectLoop, PathCalendar, PathHugeBody,
+}
 
 // hostileHandler serves hostile.test.
 func (srv *Server) hostileHandler() http.Handler {
@@ -64,6 +88,9 @@ func (srv *Server) hostileHandler() http.Handler {
 	mux.HandleFunc("GET "+PathBrokenChunked, srv.brokenChunked)
 	mux.HandleFunc("GET "+PathGzipBomb, srv.gzipBomb)
 	mux.HandleFunc("GET "+PathReset, srv.reset)
+	mux.HandleFunc("GET /loop/{half}", redirectLoop)
+	mux.HandleFunc("GET /calendar/", hostileCalendar)
+	mux.HandleFunc("GET "+PathHugeBody, srv.hugeBody)
 	return mux
 }
 

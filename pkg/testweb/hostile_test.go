@@ -4,10 +4,17 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha1"
+	"encoding/base32"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"regexp"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -165,4 +172,217 @@ func TestHostileIndexAndUnknown(t *testing.T) {
 	if u := plain.HostileURL(PathReset); u != "" {
 		t.Errorf("HostileURL without Hostile = %q, want empty", u)
 	}
+}
+
+func TestHostileRedirectLoop(t *testing.T) {
+	srv := startSite(t, Config{Seed: 1, Hosts: 1, PagesPerHost: 3, Hostile: true})
+	client := newClient(t, srv)
+	hops := []struct{ from, location, to string }{
+		{PathRedirectLoop, "b", PathRedirectLoopB},
+		{PathRedirectLoopB, "a", PathRedirectLoop},
+	}
+	for _, h := range hops {
+		resp := hostileGet(t, srv, client, h.from, 10*time.Second)
+		if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != h.location {
+			t.Fatalf("%s: %d Location %q, want 302 %q", h.from, resp.StatusCode, resp.Header.Get("Location"), h.location)
+		}
+		next, err := resp.Request.URL.Parse(h.location)
+		if err != nil || next.String() != srv.HostileURL(h.to) {
+			t.Errorf("%s: Location resolves to %v (%v), want %s", h.from, next, err, srv.HostileURL(h.to))
+		}
+		if body, _ := io.ReadAll(resp.Body); bytes.Contains(body, []byte("href")) {
+			t.Errorf("%s: redirect body links somewhere: %s", h.from, body)
+		}
+	}
+	following := &http.Client{Transport: client.Transport, Timeout: 10 * time.Second}
+	if _, err := following.Get(srv.HostileURL(PathRedirectLoop)); err == nil || !strings.Contains(err.Error(), "redirects") {
+		t.Errorf("following the loop gave %v, want a too-many-redirects error", err)
+	}
+	if _, resp := getFull(t, srv, srv.HostileURL("/loop/c")); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("/loop/c: %d, want 404", resp.StatusCode)
+	}
+}
+
+// hrefs returns the href values of a page, in order.
+func hrefs(body []byte) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`href="([^"]*)"`).FindAllSubmatch(body, -1) {
+		out = append(out, string(m[1]))
+	}
+	return out
+}
+
+func TestHostileCalendarPages(t *testing.T) {
+	srv := startSite(t, Config{Seed: 1, Hosts: 1, PagesPerHost: 3, Hostile: true})
+	days := func(month string, n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("%s/%02d", month, i+1)
+		}
+		return out
+	}
+	cases := []struct {
+		path string
+		want []string
+	}{
+		{PathCalendar, append([]string{"/calendar/2023/12", "/calendar/2024/02"}, days(PathCalendar, 31)...)},
+		{"/calendar/2024/02", append([]string{"/calendar/2024/01", "/calendar/2024/03"}, days("/calendar/2024/02", 29)...)},
+		{"/calendar/2023/02", append([]string{"/calendar/2023/01", "/calendar/2023/03"}, days("/calendar/2023/02", 28)...)},
+		{"/calendar/1900/02", append([]string{"/calendar/1900/01", "/calendar/1900/03"}, days("/calendar/1900/02", 28)...)},
+		{"/calendar/2000/02", append([]string{"/calendar/2000/01", "/calendar/2000/03"}, days("/calendar/2000/02", 29)...)},
+		{"/calendar/9999/12", append([]string{"/calendar/9999/11", "/calendar/10000/01"}, days("/calendar/9999/12", 31)...)},
+		{"/calendar/0001/01", append([]string{"/calendar/0001/02"}, days("/calendar/0001/01", 31)...)},
+		{"/calendar/999999999/12", append([]string{"/calendar/999999999/11"}, days("/calendar/999999999/12", 31)...)},
+		{"/calendar/2024/01/15", []string{PathCalendar, "/calendar/2024/01/14", "/calendar/2024/01/16"}},
+		{"/calendar/2024/01/31", []string{PathCalendar, "/calendar/2024/01/30", "/calendar/2024/02/01"}},
+		{"/calendar/2024/03/01", []string{"/calendar/2024/03", "/calendar/2024/02/29", "/calendar/2024/03/02"}},
+		{"/calendar/2023/12/31", []string{"/calendar/2023/12", "/calendar/2023/12/30", "/calendar/2024/01/01"}},
+		{"/calendar/0001/01/01", []string{"/calendar/0001/01", "/calendar/0001/01/02"}},
+	}
+	for _, c := range cases {
+		body, resp := getFull(t, srv, srv.HostileURL(c.path))
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+			t.Errorf("%s: %d %s, want 200 text/html", c.path, resp.StatusCode, resp.Header.Get("Content-Type"))
+			continue
+		}
+		if got := hrefs(body); !slices.Equal(got, c.want) {
+			t.Errorf("%s links\n got %q\nwant %q", c.path, got, c.want)
+		}
+	}
+}
+
+func TestHostileCalendarHasNoEnd(t *testing.T) {
+	srv := startSite(t, Config{Seed: 1, Hosts: 1, PagesPerHost: 3, Hostile: true})
+	// Follow "next month" for ten years: every page is new and links on.
+	seen := map[string]bool{}
+	page := PathCalendar
+	for range 120 {
+		if seen[page] {
+			t.Fatalf("calendar came back to %s", page)
+		}
+		seen[page] = true
+		body, resp := getFull(t, srv, srv.HostileURL(page))
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d", page, resp.StatusCode)
+		}
+		links := hrefs(body)
+		if len(links) < 30 {
+			t.Fatalf("%s has %d links, want prev, next and the days", page, len(links))
+		}
+		// Every day link of the month resolves to a page.
+		day := links[len(links)-1]
+		if _, resp := getFull(t, srv, srv.HostileURL(day)); resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s links %s, which gives %d", page, day, resp.StatusCode)
+		}
+		page = links[1]
+	}
+	if page != "/calendar/2034/01" {
+		t.Errorf("after 120 months at %s, want /calendar/2034/01", page)
+	}
+}
+
+func TestHostileCalendarBadPaths(t *testing.T) {
+	srv := startSite(t, Config{Seed: 1, Hosts: 1, PagesPerHost: 3, Hostile: true})
+	for _, p := range []string{
+		"/calendar/", "/calendar/2024", "/calendar/2024/", "/calendar/2024/01/", "/calendar/2024/13",
+		"/calendar/2024/00", "/calendar/2024/1", "/calendar/24/01", "/calendar/02024/01", "/calendar/0000/01",
+		"/calendar/1000000000/01", "/calendar/2024/02/30", "/calendar/2023/02/29", "/calendar/2024/01/00",
+		"/calendar/2024/04/31", "/calendar/2024/01/1", "/calendar/abcd/01", "/calendar/+2024/01",
+		"/calendar/2024/01/01/01", "/calendar/99999999999999999999/01",
+	} {
+		if _, resp := getFull(t, srv, srv.HostileURL(p)); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("%s: %d, want 404", p, resp.StatusCode)
+		}
+	}
+}
+
+func TestHostileHugeBodyHead(t *testing.T) {
+	srv := startSite(t, Config{Seed: 1, Hosts: 1, PagesPerHost: 3, Hostile: true})
+	resp, err := newClient(t, srv).Head(srv.HostileURL(PathHugeBody))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.ContentLength != HugeBodyBytes || resp.Header.Get("Content-Type") != "application/octet-stream" {
+		t.Errorf("HEAD: %d, length %d, type %q", resp.StatusCode, resp.ContentLength, resp.Header.Get("Content-Type"))
+	}
+}
+
+func TestHostileHugeBody(t *testing.T) {
+	srv := startSite(t, Config{Seed: 1, Hosts: 1, PagesPerHost: 3, Hostile: true})
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	peak := sampleHeap(t)
+	resp := hostileGet(t, srv, newClient(t, srv), PathHugeBody, 5*time.Minute)
+	if resp.StatusCode != http.StatusOK || resp.ContentLength != HugeBodyBytes || resp.Header.Get("Content-Type") != "application/octet-stream" {
+		t.Fatalf("%d, length %d, type %q; want 200, %d, application/octet-stream",
+			resp.StatusCode, resp.ContentLength, resp.Header.Get("Content-Type"), HugeBodyBytes)
+	}
+	head := make([]byte, 3*HugeBodyPeriod)
+	if _, err := io.ReadFull(resp.Body, head); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Count(head, []byte{0}) > len(head)/64 {
+		t.Errorf("body is mostly zeros")
+	}
+	if !bytes.Equal(head[:HugeBodyPeriod], head[HugeBodyPeriod:2*HugeBodyPeriod]) || bytes.Equal(head[:HugeBodyPeriod-1], head[1:HugeBodyPeriod]) {
+		t.Errorf("body does not repeat with period %d", HugeBodyPeriod)
+	}
+	h := sha1.New()
+	h.Write(head)
+	n, err := io.Copy(h, resp.Body)
+	if err != nil || n+int64(len(head)) != HugeBodyBytes {
+		t.Fatalf("read %d bytes: %v", n+int64(len(head)), err)
+	}
+	if got := "sha1:" + base32.StdEncoding.EncodeToString(h.Sum(nil)); got != HugeBodySHA1 {
+		t.Errorf("digest %s, want %s", got, HugeBodySHA1)
+	}
+	// Server and client share this heap: a streaming server adds a
+	// buffer or two, one that held the body would add a gigabyte.
+	const limit = 64 << 20
+	if grew := int64(peak()) - int64(before.HeapAlloc); grew > limit {
+		t.Errorf("heap grew by %d bytes while serving 1 GiB, limit %d", grew, limit)
+	}
+}
+
+func TestHugeBodyReaderMatchesDigest(t *testing.T) {
+	h := sha1.New()
+	n, err := io.CopyBuffer(h, HugeBodyReader(), make([]byte, 100_003)) // odd size: phase must carry over
+	if err != nil || n != HugeBodyBytes {
+		t.Fatalf("read %d bytes: %v", n, err)
+	}
+	if got := "sha1:" + base32.StdEncoding.EncodeToString(h.Sum(nil)); got != HugeBodySHA1 {
+		t.Errorf("digest %s, want %s", got, HugeBodySHA1)
+	}
+}
+
+// sampleHeap records the peak HeapAlloc until the returned function is
+// called, which stops sampling and returns the peak.
+func sampleHeap(t *testing.T) func() uint64 {
+	t.Helper()
+	stop, done := make(chan struct{}), make(chan struct{})
+	var peak uint64
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapAlloc)
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	var once sync.Once
+	finish := func() uint64 {
+		once.Do(func() { close(stop); <-done })
+		return peak
+	}
+	t.Cleanup(func() { finish() })
+	return finish
 }

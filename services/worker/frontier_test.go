@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/trawler-crawl/trawler/pkg/fetch"
 	"github.com/trawler-crawl/trawler/pkg/messages"
 	"github.com/trawler-crawl/trawler/pkg/profile"
 )
@@ -22,14 +23,35 @@ import (
 // it, and returns the crawled events by URL.
 func runUntilDrained(t *testing.T, e *env, p profile.Profile, seeds []string, minURIs int64) map[string][]messages.Crawled {
 	t.Helper()
+	return e.crawl(t, crawlRun{p: p, resolver: e.srv.Resolver(), seeds: seeds, minURIs: minURIs})
+}
+
+// crawlRun is one worker run of a test crawl.
+type crawlRun struct {
+	p        profile.Profile
+	resolver fetch.Resolver
+	seeds    []string
+	minURIs  int64
+	dir      string // data directory; "" = a new temporary one
+	clamd    string // clamd address; "" = none
+}
+
+// crawl runs a worker as r says until its frontier drains, and returns
+// every crawled event on the topic by URL.
+func (e *env) crawl(t *testing.T, r crawlRun) map[string][]messages.Crawled {
+	t.Helper()
+	p := r.p
 	p.Fetch.AllowPrivateAddresses = true
-	w, err := New(Config{Crawl: "fc", Stream: "npld", ID: "w1", Threads: 4, DataDir: t.TempDir(), Lease: time.Minute},
-		Deps{Profile: p, Kafka: e.kc, Redis: e.rdb, Resolver: e.srv.Resolver(),
+	if r.dir == "" {
+		r.dir = t.TempDir()
+	}
+	w, err := New(Config{Crawl: "fc", Stream: "npld", ID: "w1", Threads: 4, DataDir: r.dir, Lease: time.Minute, ClamdAddr: r.clamd},
+		Deps{Profile: p, Kafka: e.kc, Redis: e.rdb, Resolver: r.resolver,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registerer: prometheus.NewRegistry(), Version: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range seeds {
+	for _, s := range r.seeds {
 		b, _ := json.Marshal(messages.Launch{URL: s, IsSeed: true, ParentURL: s,
 			ParentURLMetadata: messages.ParentMetadata{HeritableData: messages.HeritableData{Source: "tid:1:" + s}}})
 		if err := e.cl.ProduceSync(context.Background(), &kgo.Record{Topic: "fc.tocrawl.npld", Key: []byte("k"), Value: b}).FirstErr(); err != nil {
@@ -49,7 +71,7 @@ func runUntilDrained(t *testing.T, e *env, p profile.Profile, seeds []string, mi
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tot.URIs >= minURIs && st.Queued == 0 && st.InFlight == 0 {
+		if tot.URIs >= r.minURIs && st.Queued == 0 && st.InFlight == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
