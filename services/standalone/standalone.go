@@ -23,8 +23,8 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/fetch"
 	"github.com/trawler-crawl/trawler/pkg/kafka"
 	"github.com/trawler-crawl/trawler/pkg/profile"
-	"github.com/trawler-crawl/trawler/pkg/reports"
 	"github.com/trawler-crawl/trawler/pkg/redisconn"
+	"github.com/trawler-crawl/trawler/pkg/reports"
 	"github.com/trawler-crawl/trawler/services/cdxwriter"
 	"github.com/trawler-crawl/trawler/services/worker"
 )

@@ -27,8 +27,8 @@ type Summary struct {
 	CDXLines  int64
 	// ReportsDir holds Heritrix's end-of-crawl reports.
 	ReportsDir string
-	Elapsed   time.Duration
-	RedisKind string
+	Elapsed    time.Duration
+	RedisKind  string
 	// Launched counts the launch messages this run sent (seeds and feed
 	// targets); Feed is the launcher's report on the --feed files.
 	Launched int
