@@ -34,6 +34,7 @@ type crawlRun struct {
 	minURIs  int64
 	dir      string // data directory; "" = a new temporary one
 	clamd    string // clamd address; "" = none
+	guarded  bool   // keep the address guard on (by default tests fetch loopback)
 }
 
 // crawl runs a worker as r says until its frontier drains, and returns
@@ -41,7 +42,7 @@ type crawlRun struct {
 func (e *env) crawl(t *testing.T, r crawlRun) map[string][]messages.Crawled {
 	t.Helper()
 	p := r.p
-	p.Fetch.AllowPrivateAddresses = true
+	p.Fetch.AllowPrivateAddresses = !r.guarded
 	if r.dir == "" {
 		r.dir = t.TempDir()
 	}
