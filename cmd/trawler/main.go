@@ -38,6 +38,7 @@ func commands() map[string]command {
 		"renderer":   {"render pages in headless Chromium (not built yet)", runRenderer},
 		"standalone": {"run a whole crawl in one process with an embedded broker and Redis", runStandalone},
 		"demo":       {"crawl a bundled synthetic web on loopback, no network needed", runDemo},
+		"bench":      {"measure a standalone crawl against a bare fetch baseline on loopback", runBench},
 		"topics":     {"manage Kafka topics (apply: create or update from kafka-topics/)", runTopics},
 		"config":     {"show the effective configuration (show)", runConfig},
 		"version":    {"print the version", runVersion},

@@ -28,6 +28,7 @@ func runStandalone(ctx context.Context, args []string, stdout, stderr io.Writer)
 }
 
 func standaloneRun(ctx context.Context, c common, sc standalone.Config, r fetch.Resolver, stdout, stderr io.Writer) error {
+	tuneGC()
 	log, err := newLogger(c.logFormat, c.logLevel, stderr)
 	if err != nil {
 		return err

@@ -120,7 +120,7 @@ func NewCandidate(canonicalURL string) (*Candidate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scope candidate %q: %w", canonicalURL, err)
 	}
-	return &Candidate{URL: canonicalURL, Parsed: u, SURT: surt.Heritrix(canonicalURL)}, nil
+	return &Candidate{URL: canonicalURL, Parsed: u, SURT: surt.HeritrixParsed(canonicalURL, u.Href(true))}, nil
 }
 
 // NewCandidateParsed builds a candidate from a URL the caller has already
@@ -131,7 +131,7 @@ func NewCandidateParsed(u *whatwg.Url) (*Candidate, error) {
 		return nil, fmt.Errorf("scope candidate: nil URL")
 	}
 	href := u.Href(true)
-	return &Candidate{URL: href, Parsed: u, SURT: surt.Heritrix(href)}, nil
+	return &Candidate{URL: href, Parsed: u, SURT: surt.HeritrixParsed(href, href)}, nil
 }
 
 // viaSURTForm returns the SURT of Via (empty when there is none).

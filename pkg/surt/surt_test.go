@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	whatwg "github.com/nlnwa/whatwg-url/url"
 )
 
 // readTSV returns the non-comment lines of a testdata file split on tabs,
@@ -56,6 +58,35 @@ func TestHeritrixGolden(t *testing.T) {
 		if got := ImpliedPrefix(in); got != wantPrefix {
 			t.Errorf("%s: ImpliedPrefix(%q) = %q, want %q", pos, in, got, wantPrefix)
 		}
+	}
+}
+
+// HeritrixParsed agrees with Heritrix on every golden URL that has a
+// scheme and parses.
+func TestHeritrixParsedAgrees(t *testing.T) {
+	inputs := []string{
+		"http://www.archive.org", "http://www.archive.org/", "HTTP://WWW.Archive.ORG:80/a/B?c=D#frag",
+		"https://www.example.org:8443/x/", "http://user:pass@www.archive.org:8080/m.php", "http://127.2.34.5/foo",
+		"http://[2001:db8::1]:8080/p", "http://bücher.example/straße?q=ä", "http://example.org/a/../b/./c",
+		"http://example.org?q", "https://example.org:443", "http://example.org/%7euser/",
+	}
+	for _, row := range readTSV(t, "surt-heritrix.tsv", 3) {
+		inputs = append(inputs, row[1])
+	}
+	n := 0
+	for _, in := range inputs {
+		in = strings.TrimSpace(in)
+		p, err := whatwg.Parse(in)
+		if err != nil || !strings.Contains(in, "://") {
+			continue
+		}
+		n++
+		if got, want := HeritrixParsed(in, p.Href(true)), Heritrix(in); got != want {
+			t.Errorf("HeritrixParsed(%q) = %q, Heritrix gives %q", in, got, want)
+		}
+	}
+	if n < 15 {
+		t.Fatalf("only %d URLs checked", n)
 	}
 }
 

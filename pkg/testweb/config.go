@@ -42,6 +42,10 @@ type Config struct {
 	// LargeFileBytes is the size of each host's /files/large.bin (default
 	// 3 MiB). The bytes are generated while they are sent, never held.
 	LargeFileBytes int64
+	// PageBytes, when non-zero, pads every HTML document with more
+	// paragraphs of text until it is at least this long (benchmarks use
+	// 10 KB pages); zero leaves documents as they are.
+	PageBytes int
 	// IPBase is the address of the first site host (default 127.0.0.2).
 	// Host i listens on IPBase+i, hostile.test on IPBase+Hosts. All must lie
 	// in 127.0.0.0/8.
@@ -82,6 +86,9 @@ func (cfg Config) Validate() error {
 	}
 	if cfg.PagesPerHost < 0 || cfg.PagesPerHost > MaxPagesPerHost {
 		errs = append(errs, fmt.Errorf("pagesPerHost: %d out of range 1..%d", cfg.PagesPerHost, MaxPagesPerHost))
+	}
+	if cfg.PageBytes < 0 {
+		errs = append(errs, fmt.Errorf("pageBytes: %d is negative", cfg.PageBytes))
 	}
 	if cfg.LargeFileBytes < 0 {
 		errs = append(errs, fmt.Errorf("largeFileBytes: %d is negative", cfg.LargeFileBytes))

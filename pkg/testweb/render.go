@@ -10,6 +10,7 @@ import (
 
 // renderHTML writes document d as it is served at epoch.
 func (s *Site) renderHTML(b *bytes.Buffer, d *htmlDoc, epoch int, auth authFunc) {
+	start := b.Len()
 	r := d.res
 	rng := s.rngFor(uint64(r.host), pathKey(r.path), saltText)
 	h, dir := r.host, d.baseDir()
@@ -55,6 +56,9 @@ func (s *Site) renderHTML(b *bytes.Buffer, d *htmlDoc, epoch int, auth authFunc)
 		b.WriteString("</p>\n")
 	}
 	paragraph(b, rng)
+	for s.cfg.PageBytes > 0 && b.Len()-start < s.cfg.PageBytes {
+		paragraph(b, rng)
+	}
 	if d.toTop {
 		b.WriteString("<p><a href=\"#top\">Back to top</a></p>\n")
 	}

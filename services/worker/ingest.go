@@ -77,7 +77,12 @@ func (w *Worker) ingest(ctx context.Context, batch []kafka.Item[messages.Launch]
 // without journaling them, and a duplicate in the journal costs nothing.
 func (w *Worker) admit(ctx context.Context, ls []messages.Launch, launched, rejournal bool) ([]*kgo.Record, error) {
 	cands := make([]frontier.Candidate, 0, len(ls))
+	cacheable := !launched && !rejournal
 	for _, l := range ls {
+		if cacheable && w.admitted.seen(w.admitted.key(l.URL, l.LaunchTimestamp())) {
+			w.metrics.candidates.WithLabelValues("cached").Inc()
+			continue
+		}
 		d, eff, err := w.chain.judge(ctx, l)
 		if err != nil || !d.Accepted() {
 			w.metrics.candidates.WithLabelValues("rejected").Inc()
@@ -104,6 +109,9 @@ func (w *Worker) admit(ctx context.Context, ls []messages.Launch, launched, rejo
 	if err != nil {
 		return nil, err
 	}
+	if cacheable {
+		w.admitted.add(keysOf(w.admitted, cands, res))
+	}
 	var recs []*kgo.Record
 	for i, r := range res {
 		switch {
@@ -128,6 +136,18 @@ func (w *Worker) admit(ctx context.Context, ls []messages.Launch, launched, rejo
 		w.nudge()
 	}
 	return recs, nil
+}
+
+// keysOf returns the cache keys of the candidates the frontier answered
+// (queued now, already queued or seen); invalid ones are not cached.
+func keysOf(c *admitCache, cands []frontier.Candidate, res []frontier.AdmitResult) []uint64 {
+	keys := make([]uint64, 0, len(cands))
+	for i, r := range res {
+		if r.Verdict != frontier.Invalid {
+			keys = append(keys, c.key(cands[i].Launch.URL, cands[i].Launch.LaunchTimestamp()))
+		}
+	}
+	return keys
 }
 
 // child builds the launch message for a link found in parent.

@@ -50,6 +50,7 @@ type Worker struct {
 	viral    *warcwriter.Writer
 	clog     *crawllog.Writer
 	failed   failMemo
+	admitted *admitCache
 	producer *kgo.Client
 	metrics  *metrics
 	reg      prometheus.Registerer
@@ -113,7 +114,8 @@ func New(cfg Config, d Deps) (*Worker, error) {
 		cfg: cfg, prof: p, log: d.Logger, rdb: d.Redis, kcfg: d.Kafka, front: front, batch: frontier.NewBatcher(front),
 		chain: ch, recent: recent, fetchParts: parts,
 		producer: prod, metrics: newMetrics(d.Registerer), version: d.Version, reg: d.Registerer,
-		slots: newSlots(2 * cfg.Threads), held: held{m: map[*frontier.Claim]struct{}{}}, wake: make(chan struct{}, 1),
+		admitted: newAdmitCache(admitCacheTTL, admitCacheMax),
+		slots:    newSlots(2 * cfg.Threads), held: held{m: map[*frontier.Claim]struct{}{}}, wake: make(chan struct{}, 1),
 	}
 	return w, nil
 }

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/trawler-crawl/trawler/services/bench"
+)
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("bench", stderr)
+	var c common
+	c.registerBase(fs, "warn")
+	cfg := bench.Config{}
+	fs.StringVar(&cfg.Site, "site", bench.SiteSynthetic, "site to crawl: synthetic (the synthetic web) or docs (a static documentation site from disk)")
+	fs.IntVar(&cfg.Hosts, "hosts", 20, "synthetic web hosts")
+	fs.IntVar(&cfg.PagesPerHost, "pages", 200, "synthetic web HTML pages per host")
+	fs.IntVar(&cfg.PageBytes, "page-bytes", 10_000, "pad synthetic HTML pages to this size")
+	fs.IntVar(&cfg.DocsPages, "docs-pages", 300, "documentation site pages (about 100 KB each)")
+	fs.IntVar(&cfg.GzipLevel, "gzip", 6, "gzip level of the WARCs and of the baseline")
+	fs.IntVar(&cfg.Threads, "threads", 64, "crawl threads (and parallel queues per host: politeness is off)")
+	fs.IntVar(&cfg.Goroutines, "goroutines", 32, "baseline fetch goroutines")
+	fs.StringVar(&cfg.ClamdAddr, "clamd-addr", "", "scan every response with this clamd (tcp://host:port or unix:///path)")
+	fs.StringVar(&cfg.DataDir, "data", "", "keep the crawl's output here (default: a temporary directory)")
+	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write the crawl's CPU profile here (go tool pprof -tags shows the stages)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if c.profilePath == "" {
+		c.profilePath = "demo"
+	}
+	log, err := newLogger(c.logFormat, c.logLevel, stderr)
+	if err != nil {
+		return err
+	}
+	if cfg.Base, err = loadProfile(c); err != nil {
+		return err
+	}
+	cfg.Logger = log
+	tuneGC()
+	fmt.Fprintf(stdout, "Benchmarking a standalone crawl of the %s site against the bare baseline...\n", cfg.Site)
+	r, err := bench.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	r.Print(stdout)
+	return nil
+}

@@ -1,0 +1,165 @@
+// Package bench measures a standalone crawl against the machine's ceiling:
+// it serves a site on loopback (the synthetic web, or a static
+// documentation site from disk), fetches every page with the bare baseline
+// (32 goroutines, each response gzipped into a discard writer), then
+// crawls the same site with `trawler standalone` (politeness off) and
+// reports pages/s, CPU-µs per page by stage (from a CPU profile whose
+// samples carry the worker's pprof stage labels) and peak RSS.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/trawler-crawl/trawler/internal/baseline"
+	"github.com/trawler-crawl/trawler/pkg/fetch"
+	"github.com/trawler-crawl/trawler/pkg/profile"
+	"github.com/trawler-crawl/trawler/pkg/testweb"
+	"github.com/trawler-crawl/trawler/pkg/testweb/docsite"
+)
+
+// Sites the benchmark can serve.
+const (
+	SiteSynthetic = "synthetic"
+	SiteDocs      = "docs"
+)
+
+// Config says what to measure.
+type Config struct {
+	// Site is SiteSynthetic or SiteDocs.
+	Site string
+	// Hosts and PagesPerHost size the synthetic web; PageBytes pads its
+	// HTML pages.
+	Hosts, PagesPerHost, PageBytes int
+	// DocsPages sizes the documentation site.
+	DocsPages int
+	// GzipLevel is used by both the baseline and the WARC writer.
+	GzipLevel int
+	// Threads are the crawl's worker threads; Goroutines the baseline's.
+	Threads, Goroutines int
+	// ClamdAddr, when set, has the crawl scan every response.
+	ClamdAddr string
+	// DataDir holds the crawl's output; "" means a temporary directory,
+	// removed afterwards.
+	DataDir string
+	// CPUProfile, when set, keeps the crawl's CPU profile there.
+	CPUProfile string
+	// Base is the profile the crawl starts from (politeness is turned off).
+	Base   profile.Profile
+	Logger *slog.Logger
+}
+
+// Report is what one benchmark run measured.
+type Report struct {
+	Site     string
+	URLs     int
+	Baseline baseline.Result
+	Crawl    CrawlResult
+}
+
+// CrawlResult is the standalone crawl's side.
+type CrawlResult struct {
+	// Pages counts fetched URIs (crawl.log lines with an HTTP status),
+	// in Window: from the first fetch start to the last log line.
+	Pages  int
+	Window time.Duration
+	// CPU is the process's user+system time over the whole run, startup
+	// and shutdown included (the site server's share too, as in the
+	// baseline); MachineCPU is every process's, from /proc/stat, which
+	// adds the embedded redis-server (and clamd when scanning).
+	CPU, MachineCPU time.Duration
+	// Stages is the profiled CPU time by worker stage; "other" is
+	// everything unlabelled (broker, Redis client, site server, GC, cdx
+	// writer).
+	Stages map[string]time.Duration
+	// PeakRSS is the process's high-water resident set, in bytes.
+	PeakRSS int64
+}
+
+// PagesPerSec is the crawl rate over its window.
+func (c CrawlResult) PagesPerSec() float64 {
+	if c.Window <= 0 {
+		return 0
+	}
+	return float64(c.Pages) / c.Window.Seconds()
+}
+
+// site is a served benchmark site.
+type site struct {
+	seeds    []string
+	urls     []string
+	resolver fetch.Resolver
+	close    func() error
+}
+
+// Run serves the site, runs the baseline, then the crawl.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	tmp, err := os.MkdirTemp("", "trawler-bench-")
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	s, err := serve(ctx, cfg, tmp)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	r := &Report{Site: cfg.Site, URLs: len(s.urls)}
+	dataDir := cfg.DataDir
+	if dataDir == "" {
+		dataDir = filepath.Join(tmp, "crawl")
+	}
+	// The crawl runs first, so the peak RSS read after it is the crawl's.
+	if r.Crawl, err = crawl(ctx, cfg, s, dataDir); err != nil {
+		return nil, err
+	}
+	r.Baseline, err = baseline.Run(ctx, s.urls, baseline.Options{
+		Goroutines: cfg.Goroutines, GzipLevel: cfg.GzipLevel, Resolver: s.resolver, Logger: cfg.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bench baseline: %w", err)
+	}
+	return r, nil
+}
+
+// serve starts the site the config names.
+func serve(ctx context.Context, cfg Config, tmp string) (*site, error) {
+	switch cfg.Site {
+	case SiteSynthetic:
+		w, err := testweb.Generate(testweb.Config{Seed: 1, Hosts: cfg.Hosts, PagesPerHost: cfg.PagesPerHost,
+			PageBytes: cfg.PageBytes, LargeFileBytes: 64 << 10})
+		if err != nil {
+			return nil, fmt.Errorf("bench site: %w", err)
+		}
+		srv, err := w.Start(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("bench site: %w", err)
+		}
+		urls := srv.Reachable(testweb.ReachOptions{ObeyRobots: true, FollowSitemaps: true})
+		return &site{seeds: srv.Seeds(), urls: urls, resolver: srv.Resolver(), close: srv.Close}, nil
+	case SiteDocs:
+		dir := filepath.Join(tmp, "docs")
+		if err := docsite.Generate(dir, cfg.DocsPages, 1); err != nil {
+			return nil, fmt.Errorf("bench docs site: %w", err)
+		}
+		srv, err := docsite.Serve(ctx, dir, "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("bench docs site: %w", err)
+		}
+		urls, err := docsite.Reachable(dir, srv.URL())
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("bench docs site: %w", err), srv.Close())
+		}
+		return &site{seeds: []string{srv.URL() + "/"}, urls: urls, close: srv.Close}, nil
+	default:
+		return nil, fmt.Errorf("bench: site %q is not %s or %s", cfg.Site, SiteSynthetic, SiteDocs)
+	}
+}

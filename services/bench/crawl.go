@@ -1,0 +1,177 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	pprofile "github.com/google/pprof/profile"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/trawler-crawl/trawler/pkg/profile"
+	"github.com/trawler-crawl/trawler/services/standalone"
+)
+
+// crawl runs a standalone crawl of s with politeness off, under a CPU
+// profile.
+func crawl(ctx context.Context, cfg Config, s *site, dataDir string) (CrawlResult, error) {
+	p := cfg.Base
+	p.Politeness = profile.Politeness{}
+	p.Frontier.ParallelQueues = cfg.Threads
+	p.Fetch.AllowPrivateAddresses = true
+	p.WARC.CompressionLevel = cfg.GzipLevel
+	p.ClamAV.Address = cfg.ClamdAddr
+	if err := p.Validate(); err != nil {
+		return CrawlResult{}, fmt.Errorf("bench profile: %w", err)
+	}
+	resetPeakRSS()
+	var prof bytes.Buffer
+	cpu0, mach0 := processCPU(), machineCPU()
+	if err := pprof.StartCPUProfile(&prof); err != nil {
+		return CrawlResult{}, fmt.Errorf("bench cpu profile: %w", err)
+	}
+	_, err := standalone.Run(ctx, standalone.Config{
+		DataDir: dataDir, Seeds: s.seeds, UntilIdle: true, Threads: cfg.Threads, Crawl: "fc", Stream: "npld",
+		KafkaListen: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", Partitions: 1, TimeZone: "UTC",
+	}, standalone.Deps{Profile: p, Resolver: s.resolver, Logger: cfg.Logger, Registry: prometheus.NewRegistry(), Version: "bench"})
+	pprof.StopCPUProfile()
+	r := CrawlResult{CPU: processCPU() - cpu0, MachineCPU: machineCPU() - mach0, PeakRSS: peakRSS()}
+	if err != nil {
+		return r, fmt.Errorf("bench crawl: %w", err)
+	}
+	if cfg.CPUProfile != "" {
+		if err := os.WriteFile(cfg.CPUProfile, prof.Bytes(), 0o644); err != nil {
+			return r, fmt.Errorf("bench: keep cpu profile: %w", err)
+		}
+	}
+	if r.Stages, err = stageCPU(prof.Bytes()); err != nil {
+		return r, err
+	}
+	r.Pages, r.Window, err = crawlWindow(filepath.Join(dataDir, "logs", "fc-npld"))
+	return r, err
+}
+
+// stageCPU sums the profile's CPU samples by their "stage" label.
+func stageCPU(b []byte) (map[string]time.Duration, error) {
+	prof, err := pprofile.Parse(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("bench: parse cpu profile: %w", err)
+	}
+	idx := -1
+	for i, st := range prof.SampleType {
+		if st.Type == "cpu" {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return nil, fmt.Errorf("bench: cpu profile has no cpu samples")
+	}
+	out := map[string]time.Duration{}
+	for _, s := range prof.Sample {
+		stage := "other"
+		if v := s.Label["stage"]; len(v) > 0 {
+			stage = v[0]
+		}
+		out[stage] += time.Duration(s.Value[idx])
+	}
+	return out, nil
+}
+
+// crawlWindow reads crawl.log: the fetched pages (an HTTP status, not a
+// DNS lookup) and the time from the first fetch start to the last line.
+func crawlWindow(dir string) (pages int, window time.Duration, err error) {
+	files, _ := filepath.Glob(filepath.Join(dir, "crawl.log*"))
+	var first, last time.Time
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return 0, 0, fmt.Errorf("bench: %w", err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			fl := strings.Fields(sc.Text())
+			if len(fl) < 9 {
+				continue
+			}
+			logged, err1 := time.Parse("2006-01-02T15:04:05.000Z", fl[0])
+			status, err2 := strconv.Atoi(fl[1])
+			if err1 != nil || err2 != nil {
+				continue
+			}
+			if status > 0 && !strings.HasPrefix(fl[3], "dns:") {
+				pages++
+			}
+			if logged.After(last) {
+				last = logged
+			}
+			if start := fl[8]; strings.IndexByte(start, '+') == 17 {
+				t, err := time.Parse("20060102150405.000", start[:14]+"."+start[14:17])
+				if err == nil && (first.IsZero() || t.Before(first)) {
+					first = t
+				}
+			}
+		}
+		f.Close()
+		if err := sc.Err(); err != nil {
+			return 0, 0, fmt.Errorf("bench: read %s: %w", name, err)
+		}
+	}
+	if pages == 0 {
+		return 0, 0, fmt.Errorf("bench: crawl.log in %s has no fetched pages", dir)
+	}
+	return pages, last.Sub(first), nil
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// machineCPU is the busy time of all CPUs from /proc/stat (0 elsewhere).
+func machineCPU() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	var busy int64
+	for i, v := range f[1:] {
+		if i == 3 || i == 4 { // idle, iowait
+			continue
+		}
+		n, _ := strconv.ParseInt(v, 10, 64)
+		busy += n
+	}
+	return time.Duration(busy) * (time.Second / 100) // USER_HZ
+}
+
+// resetPeakRSS restarts the kernel's high-water mark (VmHWM), so the peak
+// read after the crawl is the crawl's own.
+func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}

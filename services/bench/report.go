@@ -1,0 +1,51 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"time"
+)
+
+// stageOrder lists the worker's stages in pipeline order.
+var stageOrder = []string{"precondition", "fetch", "scan", "extract", "warc", "admit", "publish", "frontier", "other"}
+
+// Print writes the report as a table.
+func (r *Report) Print(w io.Writer) {
+	c, b := r.Crawl, r.Baseline
+	fmt.Fprintf(w, "site %s: %d URLs\n", r.Site, r.URLs)
+	fmt.Fprintf(w, "%-9s %8s %10s %14s %18s %10s\n", "", "pages", "pages/s", "CPU-µs/page", "machine-µs/page", "peak RSS")
+	fmt.Fprintf(w, "%-9s %8d %10.0f %14.0f %18s %10s\n", "baseline", b.Pages, b.PagesPerSec, b.CPUMicrosPerPage, "-", "-")
+	fmt.Fprintf(w, "%-9s %8d %10.0f %14.0f %18.0f %9.0fM\n", "trawler", c.Pages, c.PagesPerSec(),
+		perPage(c.CPU, c.Pages), perPage(c.MachineCPU, c.Pages), float64(c.PeakRSS)/(1<<20))
+	if b.PagesPerSec > 0 {
+		fmt.Fprintf(w, "trawler/baseline: %.0f%% of the baseline's pages/s (crawl window %s)\n",
+			100*c.PagesPerSec()/b.PagesPerSec, c.Window.Round(time.Millisecond))
+	}
+	fmt.Fprintf(w, "CPU-µs per page by stage (profiled):")
+	names := make([]string, 0, len(c.Stages))
+	for n := range c.Stages {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return rank(names[i]) < rank(names[j]) })
+	for _, n := range names {
+		fmt.Fprintf(w, " %s %.0f", n, perPage(c.Stages[n], c.Pages))
+	}
+	fmt.Fprintln(w)
+}
+
+func perPage(d time.Duration, pages int) float64 {
+	if pages == 0 {
+		return 0
+	}
+	return float64(d.Microseconds()) / float64(pages)
+}
+
+func rank(stage string) int {
+	for i, s := range stageOrder {
+		if s == stage {
+			return i
+		}
+	}
+	return len(stageOrder)
+}

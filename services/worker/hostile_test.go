@@ -1,0 +1,463 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	rtmetrics "runtime/metrics"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/goleak"
+
+	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
+	"github.com/trawler-crawl/trawler/pkg/fetch"
+	"github.com/trawler-crawl/trawler/pkg/frontier"
+	"github.com/trawler-crawl/trawler/pkg/messages"
+	"github.com/trawler-crawl/trawler/pkg/profile"
+	"github.com/trawler-crawl/trawler/pkg/testweb"
+)
+
+// Settings of the hostile crawl, shared by the profile and the assertions.
+const (
+	// hostileMaxHops stops the endless calendar: the index is hop 0, the
+	// entry month hop 1, so the calendar is cut after two more link hops.
+	hostileMaxHops = 3
+	// hostileMaxRetries gives each transient failure one retry, so the
+	// broken endpoints end with -8 and "2t" (ARCHITECTURE.md 5.3).
+	hostileMaxRetries = 1
+	// hostileMaxLength lets the 1 GiB body through whole (the limit counts
+	// status line and headers too) while the endless body is cut by it.
+	hostileMaxLength = testweb.HugeBodyBytes + 1<<20
+	// hostileReadTimeout is far above the slow drip's byte interval, so
+	// the drip is only ever stopped by the total timeout.
+	hostileReadTimeout = 2 * time.Second
+	// hostileTotalTimeout must let a whole gigabyte be received, hashed
+	// twice and spooled to disk under -race on a shared 2-core machine.
+	hostileTotalTimeout = 25 * time.Second
+	// hostileHeapLimit is the peak of live heap objects the crawl may
+	// reach. Bodies are spooled to disk past 1 MiB, so fetching the 1 GiB
+	// body, the endless body and the gzip bomb must not grow the heap with
+	// their size; what remains is the embedded Kafka broker's and Redis
+	// client's buffers, the WARC writer's gzip state and a few spool
+	// buffers. Measured peak: see the report of the test's author.
+	hostileHeapLimit = 256 << 20
+	// heapSampleEvery is how often the heap is sampled during the crawl.
+	heapSampleEvery = 2 * time.Millisecond
+	// hostileDrainDeadline bounds the whole crawl.
+	hostileDrainDeadline = 400 * time.Second
+)
+
+// hostileSetup is setup with hostile.test added to the synthetic web.
+func hostileSetup(t *testing.T) *env {
+	t.Helper()
+	rdb := embeddedtest.Redis(t)
+	kc, cl := embeddedtest.Kafka(t, 1)
+	site, err := testweb.Generate(testweb.Config{Seed: 11, Hosts: 1, PagesPerHost: 4, Hostile: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := site.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return &env{kc: kc, rdb: rdb, srv: srv, cl: cl}
+}
+
+// hostileProfile is a profile with short timeouts, a hop limit for the
+// calendar and a length limit above the 1 GiB body.
+func hostileProfile() profile.Profile {
+	p := profile.Default()
+	p.Politeness = profile.Politeness{MaxDelayMs: 5}
+	p.Fetch.AllowPrivateAddresses = true
+	p.Fetch.ConnectTimeoutSeconds = 2
+	p.Fetch.ReadTimeoutSeconds = int(hostileReadTimeout / time.Second)
+	p.Fetch.TotalTimeoutSeconds = int(hostileTotalTimeout / time.Second)
+	p.Fetch.MaxLengthBytes = hostileMaxLength
+	// Every endpoint is on one host: let four of them run at once so the
+	// slow ones (drip, endless, huge body) overlap.
+	p.Frontier.ParallelQueues = 4
+	p.Frontier.MaxRetries, p.Frontier.RetryDelaySeconds = hostileMaxRetries, 0
+	p.Scope.MaxHops = hostileMaxHops
+	return p
+}
+
+// heapPeak samples the live heap objects every heapSampleEvery until
+// stopped, and returns the peak. runtime/metrics is read instead of
+// ReadMemStats, which stops the world on every sample.
+func heapPeak() (stop func() uint64) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	var peak uint64
+	sample := []rtmetrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(heapSampleEvery)
+		defer tick.Stop()
+		for {
+			rtmetrics.Read(sample)
+			peak = max(peak, sample[0].Value.Uint64())
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		wg.Wait()
+		return peak
+	}
+}
+
+// crawlHostile runs a worker on seed until its frontier drains, and
+// returns the crawled events by URL and the peak heap during the run.
+func crawlHostile(t *testing.T, e *env, p profile.Profile, seed string) (map[string][]messages.Crawled, uint64) {
+	t.Helper()
+	w, err := New(Config{Crawl: "fc", Stream: "npld", ID: "w1", Threads: 4, DataDir: t.TempDir(), Lease: time.Minute},
+		Deps{Profile: p, Kafka: e.kc, Redis: e.rdb, Resolver: e.srv.Resolver(),
+			Logger: debugLogger(t), Registerer: prometheus.NewRegistry(), Version: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(messages.Launch{URL: seed, IsSeed: true, ParentURL: seed,
+		ParentURLMetadata: messages.ParentMetadata{HeritableData: messages.HeritableData{Source: "tid:1:" + seed}}})
+	if err := e.cl.ProduceSync(context.Background(), &kgo.Record{Topic: "fc.tocrawl.npld", Key: []byte("k"), Value: b}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	stopHeap := heapPeak()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	waitHostileDrained(t, w, ctx, done)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	peak := stopHeap()
+	out := map[string][]messages.Crawled{}
+	for _, r := range readTopic(t, e, "fc.crawled") {
+		ev, err := messages.DecodeCrawled(r.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[ev.URL] = append(out[ev.URL], ev)
+	}
+	return out, peak
+}
+
+// waitHostileDrained polls until at least one URI finished and nothing is queued
+// or in flight; it stops the worker and fails the test at the deadline.
+func waitHostileDrained(t *testing.T, w *Worker, ctx context.Context, done <-chan error) {
+	t.Helper()
+	deadline := time.Now().Add(hostileDrainDeadline)
+	for {
+		tot, err := w.Totals(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := w.Frontier().Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tot.URIs > 0 && st.Queued == 0 && st.InFlight == 0 {
+			return
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("worker stopped early: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not drained before the deadline: %+v, %d finished", st, tot.URIs)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition with a deadline
+	}
+}
+
+// hrefRE finds the links of the calendar pages, which testweb writes as
+// root-relative href="..." attributes.
+var hrefRE = regexp.MustCompile(`href="(/[^"]*)"`)
+
+// calendarOracle walks the calendar over plain HTTP, breadth first from
+// the entry month (hop 1), and returns every page at most maxHops link
+// hops from the index: exactly the calendar a crawl with that hop limit
+// must fetch.
+func calendarOracle(t *testing.T, e *env, maxHops int) map[string]int {
+	t.Helper()
+	tr := &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		ips, err := e.srv.Resolver().LookupNetIP(ctx, "ip4", host)
+		if err != nil {
+			return nil, err
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, net.JoinHostPort(ips[0].String(), port))
+	}}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	hops := map[string]int{e.srv.HostileURL(testweb.PathCalendar): 1}
+	frontier := []string{e.srv.HostileURL(testweb.PathCalendar)}
+	for hop := 1; hop < maxHops; hop++ {
+		var next []string
+		for _, u := range frontier {
+			for _, l := range pageLinks(t, client, u) {
+				abs := e.srv.HostileURL(l)
+				if _, ok := hops[abs]; !ok && strings.HasPrefix(l, "/calendar/") {
+					hops[abs] = hop + 1
+					next = append(next, abs)
+				}
+			}
+		}
+		frontier = next
+	}
+	return hops
+}
+
+// pageLinks fetches u and returns its root-relative links.
+func pageLinks(t *testing.T, client *http.Client, u string) []string {
+	t.Helper()
+	resp, err := client.Get(u)
+	if err != nil {
+		t.Fatalf("oracle: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("oracle: GET %s: %d %v", u, resp.StatusCode, err)
+	}
+	var out []string
+	for _, m := range hrefRE.FindAllSubmatch(body, -1) {
+		out = append(out, string(m[1]))
+	}
+	return out
+}
+
+// hostileWant is what one hostile endpoint must end with.
+type hostileWant struct {
+	path   string
+	status int
+	// notes are the annotations, in any order; oneOf, when set, lists
+	// alternatives of which exactly one must be present besides notes.
+	notes []string
+	oneOf []string
+	hop   string
+}
+
+// TestHostileHosts crawls hostile.test: every endpoint ends with the
+// status and annotations Heritrix gives it, the calendar stops at the hop
+// limit, the 1 GiB body is archived whole with a bounded heap, every URI
+// has exactly one crawled event, and nothing is left running.
+func TestHostileHosts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fetches a 1 GiB body")
+	}
+	e := hostileSetup(t)
+	seed := e.srv.HostileURL("/")
+	calendar := calendarOracle(t, e, hostileMaxHops)
+	ignore := goleak.IgnoreCurrent()
+
+	events, peak := crawlHostile(t, e, hostileProfile(), seed)
+	if err := e.srv.Close(); err != nil {
+		t.Fatalf("close site: %v", err)
+	}
+
+	for u, evs := range events {
+		if len(evs) != 1 {
+			t.Errorf("%s: %d crawled events, want exactly 1: %+v", u, len(evs), evs)
+		}
+	}
+	checkEndpoints(t, e, events)
+	checkHugeBody(t, e, events)
+	checkCalendar(t, e, events, calendar)
+	checkOnlyExpected(t, e, events, calendar)
+	t.Logf("peak live heap %d MiB (limit %d MiB)", peak>>20, hostileHeapLimit>>20)
+	if peak > hostileHeapLimit {
+		t.Errorf("peak live heap %d MiB over the %d MiB limit", peak>>20, hostileHeapLimit>>20)
+	}
+	goleak.VerifyNone(t, ignore)
+}
+
+// hostileWants lists the non-calendar URIs of hostile.test with their
+// outcome, from pkg/fetch's status table (errors.go) and the frontier's
+// retry policy: a transient failure (-3) retried hostileMaxRetries times
+// ends with -8 and "Nt"; a body cut after the headers is kept as a 200
+// annotated lenTrunc or timeTrunc.
+func hostileWants() []hostileWant {
+	exhausted := []string{"2t"} // hostileMaxRetries+1 attempts
+	return []hostileWant{
+		{path: "/", status: 200},
+		{path: "/robots.txt", status: 200, hop: "P"},
+		// The drip never pauses as long as the read timeout, so only the
+		// total timeout ends it, after the headers: timeTrunc.
+		{path: testweb.PathSlowDrip, status: 200, notes: []string{fetch.AnnotationTimeTrunc}, hop: "L"},
+		// Which limit comes first depends on the machine's speed.
+		{path: testweb.PathEndless, status: 200, oneOf: []string{fetch.AnnotationLenTrunc, fetch.AnnotationTimeTrunc}, hop: "L"},
+		// Headers over 1 MiB: -3, which fetch marks not retriable.
+		{path: testweb.PathHugeHeaders, status: fetch.StatusConnectionBroken, hop: "L"},
+		// A bad chunk-size line after the headers: the connection is
+		// broken mid-body (-3, retriable), so retries run out.
+		{path: testweb.PathBrokenChunked, status: frontier.StatusRetriesExhausted, notes: exhausted, hop: "L"},
+		// The bomb is stored as sent (about 1 MiB of gzip); only the
+		// extractor inflates it, within its own byte limit.
+		{path: testweb.PathGzipBomb, status: 200, hop: "L"},
+		// Reset mid-body: -3, retriable; retries run out.
+		{path: testweb.PathReset, status: frontier.StatusRetriesExhausted, notes: exhausted, hop: "L"},
+		// Each half of the loop once: the seen filter breaks it.
+		{path: testweb.PathRedirectLoop, status: 302, hop: "L"},
+		{path: testweb.PathRedirectLoopB, status: 302, hop: "LR"},
+		{path: testweb.PathHugeBody, status: 200, hop: "L"},
+	}
+}
+
+// checkEndpoints checks each hostile endpoint's status, annotations and
+// hop path.
+func checkEndpoints(t *testing.T, e *env, events map[string][]messages.Crawled) {
+	t.Helper()
+	for _, w := range hostileWants() {
+		u := e.srv.HostileURL(w.path)
+		evs := events[u]
+		if len(evs) == 0 {
+			t.Errorf("%s: no crawled event", w.path)
+			continue
+		}
+		ev := evs[0]
+		if ev.StatusCode != w.status || ev.HopPath != w.hop {
+			t.Errorf("%s: status %d hop %q, want %d hop %q (annotations %q)", w.path, ev.StatusCode, ev.HopPath, w.status, w.hop, ev.Annotations)
+		}
+		if err := annotationsMatch(ev.Annotations, w.notes, w.oneOf); err != "" {
+			t.Errorf("%s: annotations %q: %s", w.path, ev.Annotations, err)
+		}
+		if w.status > 0 && ev.WarcFilename == nil {
+			t.Errorf("%s: status %d but no WARC record", w.path, w.status)
+		}
+		if w.status < 0 && ev.WarcFilename != nil {
+			t.Errorf("%s: failed fetch (%d) has a WARC record %s", w.path, w.status, *ev.WarcFilename)
+		}
+	}
+	root, err := url.Parse(e.srv.HostileURL("/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := root.Hostname()
+	if evs := events["dns:"+host]; len(evs) != 1 || evs[0].StatusCode != 1 || evs[0].HopPath != "P" {
+		t.Errorf("dns:%s events %+v, want one prerequisite lookup with status 1", host, evs)
+	}
+}
+
+// annotationsMatch says what is wrong with got (comma-joined) given the
+// annotations that must all be there and the alternatives of which one
+// must be; "" when nothing is. Other annotations are not allowed.
+func annotationsMatch(got string, all, oneOf []string) string {
+	var have []string
+	if got != "" {
+		have = strings.Split(got, ",")
+	}
+	rest := slices.DeleteFunc(slices.Clone(have), func(a string) bool { return slices.Contains(all, a) })
+	if len(have)-len(rest) != len(all) {
+		return "want all of " + strings.Join(all, ",")
+	}
+	if len(oneOf) > 0 {
+		if len(rest) != 1 || !slices.Contains(oneOf, rest[0]) {
+			return "want exactly one of " + strings.Join(oneOf, ",") + " besides " + strings.Join(all, ",")
+		}
+		return ""
+	}
+	if len(rest) != 0 {
+		return "unexpected " + strings.Join(rest, ",")
+	}
+	return ""
+}
+
+// checkHugeBody checks that the 1 GiB body was archived whole.
+func checkHugeBody(t *testing.T, e *env, events map[string][]messages.Crawled) {
+	t.Helper()
+	evs := events[e.srv.HostileURL(testweb.PathHugeBody)]
+	if len(evs) == 0 {
+		return // reported by checkEndpoints
+	}
+	ev := evs[0]
+	if ev.ContentLength == nil || *ev.ContentLength != testweb.HugeBodyBytes {
+		t.Errorf("huge body content_length %v, want %d", deref(ev.ContentLength), testweb.HugeBodyBytes)
+	}
+	if ev.ContentDigest == nil || *ev.ContentDigest != testweb.HugeBodySHA1 {
+		t.Errorf("huge body digest %v, want %s", deref(ev.ContentDigest), testweb.HugeBodySHA1)
+	}
+	if ev.Size == nil || *ev.Size <= testweb.HugeBodyBytes {
+		t.Errorf("huge body size on the wire %v, want more than the body (headers too)", deref(ev.Size))
+	}
+}
+
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// checkCalendar checks that the crawl fetched exactly the calendar pages
+// within the hop limit, each at its shortest hop count, all of them 200.
+func checkCalendar(t *testing.T, e *env, events map[string][]messages.Crawled, want map[string]int) {
+	t.Helper()
+	got := map[string]int{}
+	for u, evs := range events {
+		if strings.HasPrefix(u, e.srv.HostileURL("/calendar/")) {
+			got[u] = len(evs[0].HopPath)
+			if evs[0].StatusCode != 200 {
+				t.Errorf("%s: status %d, want 200", u, evs[0].StatusCode)
+			}
+		}
+	}
+	for u, hop := range want {
+		if g, ok := got[u]; !ok || g != hop {
+			t.Errorf("calendar page %s (hop %d) crawled at hop %d (present %v)", u, hop, g, ok)
+		}
+	}
+	for u, hop := range got {
+		if _, ok := want[u]; !ok {
+			t.Errorf("calendar page %s crawled at hop %d, beyond the limit of %d hops", u, hop, hostileMaxHops)
+		}
+	}
+	t.Logf("calendar: %d pages crawled, %d within %d hops", len(got), len(want), hostileMaxHops)
+}
+
+// checkOnlyExpected checks that nothing but the endpoints, the calendar
+// and the prerequisites was crawled.
+func checkOnlyExpected(t *testing.T, e *env, events map[string][]messages.Crawled, calendar map[string]int) {
+	t.Helper()
+	known := map[string]bool{}
+	for _, w := range hostileWants() {
+		known[e.srv.HostileURL(w.path)] = true
+	}
+	for u := range calendar {
+		known[u] = true
+	}
+	for u := range events {
+		if !known[u] && !strings.HasPrefix(u, "dns:") {
+			t.Errorf("unexpected URI crawled: %s (%+v)", u, events[u])
+		}
+	}
+}
+
+func debugLogger(t *testing.T) *slog.Logger {
+	f, _ := os.Create("/tmp/hostile-debug.log")
+	t.Cleanup(func() { f.Close() })
+	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
