@@ -75,6 +75,9 @@ type Location struct {
 	Filename string
 	Offset   int64
 	Length   int64
+	// RecordID is the WARC-Record-ID of the record ("<urn:uuid:...>"),
+	// which a later revisit names in WARC-Refers-To.
+	RecordID string
 }
 
 // ClosedFile describes a finished WARC file.

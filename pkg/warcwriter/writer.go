@@ -101,6 +101,7 @@ func (w *Writer) WriteCapture(ctx context.Context, c Capture) (Location, error) 
 	if err != nil {
 		return Location{}, fmt.Errorf("write capture %s: %w", c.URL, err)
 	}
+	locs[1].RecordID = recs[1].WarcHeader().Get(gowarc.WarcRecordID)
 	return locs[1], nil
 }
 
@@ -157,6 +158,7 @@ func (w *Writer) WriteDNS(ctx context.Context, host string, date time.Time, ip s
 	if err != nil {
 		return Location{}, fmt.Errorf("write dns:%s: %w", host, err)
 	}
+	locs[0].RecordID = rec.WarcHeader().Get(gowarc.WarcRecordID)
 	return locs[0], nil
 }
 

@@ -179,6 +179,7 @@ func (w *Worker) event(l messages.Launch, thread int, o *outcome) messages.Crawl
 	if o.loc != nil {
 		ev.ContentLength = &o.length
 		ev.WarcFilename, ev.WarcOffset, ev.WarcLength = &o.loc.Filename, &o.loc.Offset, &o.loc.Length
+		ev.WarcID = o.loc.RecordID
 	}
 	if o.digest != "" {
 		ev.ContentDigest = &o.digest

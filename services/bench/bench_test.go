@@ -1,0 +1,72 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trawler-crawl/trawler/pkg/profile"
+)
+
+// A small benchmark run of each site crawls every URL the baseline fetched,
+// attributes CPU to the worker's stages and prints its table. (The figures
+// themselves are for `trawler bench`; here only their consistency counts.)
+func TestRunSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two standalone crawls")
+	}
+	for _, site := range []string{SiteSynthetic, SiteDocs} {
+		t.Run(site, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			base := profile.Default()
+			r, err := Run(ctx, Config{Site: site, Hosts: 2, PagesPerHost: 10, PageBytes: 10_000, DocsPages: 12,
+				GzipLevel: 6, Threads: 8, Goroutines: 8, Base: base})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Baseline.Pages != r.URLs || r.Baseline.Errors != 0 {
+				t.Fatalf("baseline fetched %d of %d URLs, %d errors", r.Baseline.Pages, r.URLs, r.Baseline.Errors)
+			}
+			// The crawl fetches every URL once; robots.txt counts once more
+			// when the site has no such file (a 404 is still a page).
+			if r.Crawl.Pages < r.URLs || r.Crawl.Pages > r.URLs+2 {
+				t.Fatalf("crawl fetched %d pages for %d URLs", r.Crawl.Pages, r.URLs)
+			}
+			// A run this short gets a few dozen 10 ms samples: some land in
+			// the worker's labelled stages, and none under unknown labels.
+			var staged time.Duration
+			for st, d := range r.Crawl.Stages {
+				if rank(st) == len(stageOrder) {
+					t.Errorf("CPU under an unknown stage %q", st)
+				}
+				if st != "other" {
+					staged += d
+				}
+			}
+			if staged <= 0 {
+				t.Errorf("no CPU attributed to the worker's stages: %v", r.Crawl.Stages)
+			}
+			if r.Crawl.Window <= 0 || r.Crawl.CPU <= 0 || r.Crawl.PeakRSS <= 0 {
+				t.Errorf("crawl measures missing: %+v", r.Crawl)
+			}
+			var out bytes.Buffer
+			r.Print(&out)
+			for _, want := range []string{"baseline", "trawler", "CPU-µs per page by stage", "warc"} {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("report lacks %q:\n%s", want, out.String())
+				}
+			}
+		})
+	}
+}
+
+// Bad settings are refused before anything starts.
+func TestRunRejectsUnknownSite(t *testing.T) {
+	_, err := Run(context.Background(), Config{Site: "nowhere", Base: profile.Default()})
+	if err == nil || !strings.Contains(err.Error(), "nowhere") {
+		t.Fatalf("err = %v", err)
+	}
+}
