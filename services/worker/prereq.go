@@ -145,7 +145,7 @@ func (w *Worker) fetchRobots(ctx context.Context, t *task, origin string) (*robo
 		return nil, s
 	}
 	if robots.FetchFailed(pt.out.status) {
-		t.prerequisiteFailed(statusRobotsFailed, true, false)
+		t.prerequisiteFailed(statusRobotsFailed, !pt.final, false)
 		if t.dec.Retry {
 			closeResp(resp)
 			return nil, finished

@@ -46,6 +46,9 @@ type task struct {
 	// prior is what the recently-crawled DB knew of the URL before this
 	// fetch: validators for conditional requests, digest for revisits.
 	prior recentdb.Entry
+	// final marks a fetch failure the fetcher says is not worth retrying
+	// (an address the guard refuses, an illegal URI, oversized headers).
+	final bool
 }
 
 // step is how a stage of the chain ended.
@@ -123,6 +126,10 @@ func (w *Worker) run(ctx context.Context, t *task) step {
 		return s
 	}
 	t.dec = t.pol.Decide(t.out.status, t.c.Retries)
+	if t.final {
+		t.dec = frontier.Decision{Status: t.out.status, Attempts: t.c.Retries + 1}
+		t.decided = true
+	}
 	switch {
 	case t.dec.Retry:
 		closeResp(resp)
@@ -192,6 +199,7 @@ func (w *Worker) fetch(ctx context.Context, t *task) (*fetch.Response, step) {
 			return nil, interrupted
 		}
 		w.log.Debug("fetch failed", "url", t.l.URL, "status", fe.Status, "err", err)
+		t.final = !fe.Retriable
 		t.out = &outcome{status: fe.Status, mime: "unknown", start: t0, duration: time.Since(t0)}
 		return nil, proceed
 	}

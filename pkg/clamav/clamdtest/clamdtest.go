@@ -118,10 +118,14 @@ func writeDatabase(dbDir string) error {
 		return fmt.Errorf("create database dir: %w", err)
 	}
 	// .ndb lines: Name:TargetType:Offset:HexSignature; target 0 is any
-	// file, offset * is anywhere.
-	db := fmt.Sprintf("%s:0:*:%s\n%s:0:*:%s\n",
+	// file, offset * is anywhere. clamd matches HTML (target 3) against
+	// its normalised, lower-cased text, so the marker has a lower-case HTML
+	// line of the same name too: a marker inside a web page is found.
+	ndb := strings.TrimSuffix(NDBSignature, ".UNOFFICIAL")
+	db := fmt.Sprintf("%s:0:*:%s\n%s:0:*:%s\n%s:3:*:%s\n",
 		strings.TrimSuffix(EICARSignature, ".UNOFFICIAL"), hex.EncodeToString([]byte(EICAR)),
-		strings.TrimSuffix(NDBSignature, ".UNOFFICIAL"), hex.EncodeToString([]byte(TestNDBMarker)))
+		ndb, hex.EncodeToString([]byte(TestNDBMarker)),
+		ndb, hex.EncodeToString([]byte(strings.ToLower(TestNDBMarker))))
 	if err := os.WriteFile(filepath.Join(dbDir, "trawler-test.ndb"), []byte(db), 0o644); err != nil {
 		return fmt.Errorf("write database: %w", err)
 	}
