@@ -19,7 +19,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&cfg.PageBytes, "page-bytes", 10_000, "pad synthetic HTML pages to this size")
 	fs.IntVar(&cfg.DocsPages, "docs-pages", 300, "documentation site pages (about 100 KB each)")
 	fs.IntVar(&cfg.GzipLevel, "gzip", 6, "gzip level of the WARCs and of the baseline")
-	fs.IntVar(&cfg.Threads, "threads", 64, "crawl threads (and parallel queues per host: politeness is off)")
+	fs.IntVar(&cfg.Threads, "threads", 128, "crawl threads (and parallel queues per host: politeness is off)")
 	fs.IntVar(&cfg.Goroutines, "goroutines", 32, "baseline fetch goroutines")
 	fs.StringVar(&cfg.ClamdAddr, "clamd-addr", "", "scan every response with this clamd (tcp://host:port or unix:///path)")
 	fs.StringVar(&cfg.DataDir, "data", "", "keep the crawl's output here (default: a temporary directory)")

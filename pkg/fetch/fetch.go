@@ -165,6 +165,33 @@ type Request struct {
 	// Jar supplies the Cookie header and receives Set-Cookie values from
 	// the response (whatever its status). nil sends and keeps no cookies.
 	Jar CookieJar
+	// Limits, when set, replace the Config's length and time limits for
+	// this fetch: a sheet may give a site its own maxLengthBytes or
+	// timeouts, as Heritrix's sheets override FetchHTTP per URI.
+	Limits *Limits
+}
+
+// Limits are the per-fetch limits. MaxLengthBytes 0 means no limit, as
+// in Config; zero timeouts take the Config's.
+type Limits struct {
+	MaxLengthBytes int64
+	ReadTimeout    time.Duration
+	TotalTimeout   time.Duration
+}
+
+// limits returns the limits that apply to req.
+func (f *Fetcher) limits(req Request) Limits {
+	l := Limits{MaxLengthBytes: f.cfg.MaxLengthBytes, ReadTimeout: f.cfg.ReadTimeout, TotalTimeout: f.cfg.TotalTimeout}
+	if o := req.Limits; o != nil {
+		l.MaxLengthBytes = max(o.MaxLengthBytes, 0)
+		if o.ReadTimeout > 0 {
+			l.ReadTimeout = o.ReadTimeout
+		}
+		if o.TotalTimeout > 0 {
+			l.TotalTimeout = o.TotalTimeout
+		}
+	}
+	return l
 }
 
 // Fetcher performs fetches. It is safe for concurrent use.
@@ -218,6 +245,7 @@ type fetchPlan struct {
 	target   target
 	method   string
 	deadline time.Time
+	limits   Limits
 }
 
 // Fetch performs req. On success the caller owns the Response and must
@@ -241,7 +269,8 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	if err != nil {
 		return nil, &Error{Status: StatusIllegalURI, Err: fmt.Errorf("request %s: %w", req.URL, err)}
 	}
-	p := fetchPlan{req: req, target: t, method: method, deadline: start.Add(f.cfg.TotalTimeout)}
+	lim := f.limits(req)
+	p := fetchPlan{req: req, target: t, method: method, deadline: start.Add(lim.TotalTimeout), limits: lim}
 	if d, ok := ctx.Deadline(); ok && d.Before(p.deadline) {
 		p.deadline = d
 	}
@@ -280,7 +309,7 @@ func (f *Fetcher) roundTrip(ctx, dctx context.Context, p fetchPlan, authz string
 			return nil, f.finalErr(ctx, p.req.URL, err)
 		}
 		x := &exchange{f: f, conn: c, target: p.target, url: p.req.URL, method: p.method, jar: p.req.Jar,
-			reqBytes: reqBytes, start: start, deadline: p.deadline}
+			reqBytes: reqBytes, start: start, deadline: p.deadline, limits: p.limits}
 		resp, err := x.run(ctx)
 		if err != nil && c.reused && attempt == 0 && x.stale(err) {
 			continue // the server dropped an idle connection; dial afresh

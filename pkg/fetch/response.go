@@ -79,6 +79,7 @@ type exchange struct {
 	reqBytes []byte
 	start    time.Time
 	deadline time.Time
+	limits   Limits
 
 	rec         *recorder
 	headersDone bool
@@ -118,7 +119,7 @@ func (x *exchange) run(ctx context.Context) (resp *Response, err error) {
 }
 
 func (x *exchange) writeRequest() error {
-	_ = x.conn.SetWriteDeadline(earliest(time.Now().Add(x.f.cfg.ReadTimeout), x.deadline))
+	_ = x.conn.SetWriteDeadline(earliest(time.Now().Add(x.limits.ReadTimeout), x.deadline))
 	if _, err := x.conn.Write(x.reqBytes); err != nil {
 		return x.classify(err)
 	}
@@ -133,8 +134,8 @@ func (x *exchange) readResponse(ctx context.Context) (*Response, *http.Response,
 	raw := spool.New(cfg.SpoolThreshold, cfg.SpoolDir)
 	x.rec = &recorder{
 		conn: x.conn, dst: raw, hash: sha1.New(), //nolint:gosec // see import
-		readTimeout: cfg.ReadTimeout, deadline: x.deadline,
-		limit: cfg.MaxLengthBytes, headerLimit: maxHeaderBytes,
+		readTimeout: x.limits.ReadTimeout, deadline: x.deadline,
+		limit: x.limits.MaxLengthBytes, headerLimit: maxHeaderBytes,
 	}
 	br := bufio.NewReaderSize(x.rec, 32<<10)
 	hr, err := x.readHeaders(br)

@@ -183,7 +183,11 @@ func (w *Worker) fetch(ctx context.Context, t *task) (*fetch.Response, step) {
 		hdr.Set(k, v)
 	}
 	conditional(hdr, t.eff, t.prior, t.l.ForceFetch || t.prereq)
-	req := fetch.Request{URL: t.l.URL, Header: hdr, Method: t.method, Body: t.body}
+	pf := t.eff.Profile.Fetch
+	req := fetch.Request{URL: t.l.URL, Header: hdr, Method: t.method, Body: t.body, Limits: &fetch.Limits{
+		MaxLengthBytes: pf.MaxLengthBytes, ReadTimeout: seconds(int64(pf.ReadTimeoutSeconds)),
+		TotalTimeout: seconds(int64(pf.TotalTimeoutSeconds)),
+	}}
 	if t.method == "POST" {
 		hdr.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
