@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawler-crawl/trawler/internal/metricstest"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 
@@ -191,7 +193,7 @@ func TestScanClamdStopped(t *testing.T) {
 			t.Errorf("%s: version err = %v, want ErrUnavailable", addr, err)
 		}
 	}
-	if got := metricValue(t, reg, "trawler_clamav_retries_total", ""); got != 2 {
+	if got := metricstest.Value(t, reg, "trawler_clamav_retries_total"); got != 2 {
 		t.Errorf("retries_total = %v, want 2", got)
 	}
 }
@@ -220,46 +222,20 @@ func TestMetricsRealClamd(t *testing.T) {
 		}
 	}
 	for result, want := range map[string]float64{"clean": 1, "infected": 2, "error": 0} {
-		if got := metricValue(t, reg, "trawler_clamav_scans_total", result); got != want {
+		if got := metricstest.Value(t, reg, "trawler_clamav_scans_total", result); got != want {
 			t.Errorf("scans_total{result=%q} = %v, want %v", result, got, want)
 		}
 	}
 	wantBytes := float64(len("clean body") + 1 + len(clamdtest.EICAR) + len(clamdtest.TestNDBMarker))
-	if got := metricValue(t, reg, "trawler_clamav_scanned_bytes_total", ""); got != wantBytes {
+	if got := metricstest.Value(t, reg, "trawler_clamav_scanned_bytes_total"); got != wantBytes {
 		t.Errorf("scanned_bytes_total = %v, want %v", got, wantBytes)
 	}
-	if got := metricValue(t, reg, "trawler_clamav_scan_duration_seconds", ""); got != 3 {
+	if got := metricstest.Value(t, reg, "trawler_clamav_scan_duration_seconds"); got != 3 {
 		t.Errorf("scan_duration_seconds count = %v, want 3", got)
 	}
 	if _, err := clamav.New(clamav.Options{Address: d.Addr, Registerer: reg}); err == nil {
 		t.Error("second Client on the same Registerer: want a registration error")
 	}
-}
-
-// metricValue gathers reg as a scrape would and returns the counter value,
-// or the histogram's sample count, of the series of name whose only label
-// value is label ("" for unlabelled series). Missing series are -1.
-func metricValue(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			if label != "" && (len(m.GetLabel()) != 1 || m.GetLabel()[0].GetValue() != label) {
-				continue
-			}
-			if h := m.GetHistogram(); h != nil {
-				return float64(h.GetSampleCount())
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	return -1
 }
 
 func TestScanContextCancelledBeforeStart(t *testing.T) {

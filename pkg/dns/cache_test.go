@@ -173,8 +173,8 @@ func TestBoundedCache(t *testing.T) {
 		t.Fatal("a.test should be cached")
 	}
 	resolve("c.test") // evicts b.test, the least recently used
-	if r.cache.len() != 2 {
-		t.Fatalf("cache holds %d entries, want 2", r.cache.len())
+	if r.cache.Len() != 2 {
+		t.Fatalf("cache holds %d entries, want 2", r.cache.Len())
 	}
 	if resolve("a.test") {
 		t.Error("a.test was evicted; want b.test (least recently used) evicted")

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trawler-crawl/trawler/internal/lru"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -93,7 +95,7 @@ type Resolver struct {
 	metrics     *metrics
 
 	mu      sync.Mutex
-	cache   *lru
+	cache   *lru.Cache[string, *Answer]
 	flights map[string]*flight
 }
 
@@ -123,7 +125,7 @@ func New(o Options) (*Resolver, error) {
 		attempts:    cmp.Or(o.Attempts, DefaultAttempts),
 		now:         o.Now,
 		log:         o.Logger,
-		cache:       newLRU(cmp.Or(o.MaxEntries, DefaultMaxEntries)),
+		cache:       lru.New[string, *Answer](cmp.Or(o.MaxEntries, DefaultMaxEntries)),
 		flights:     make(map[string]*flight),
 	}
 	if r.now == nil {
@@ -199,7 +201,7 @@ func (r *Resolver) Resolve(ctx context.Context, host string) (ans *Answer, fresh
 	}
 	for {
 		r.mu.Lock()
-		if cached := r.cache.get(key, r.now()); cached != nil {
+		if cached, ok := r.cache.Get(key, r.now()); ok {
 			r.mu.Unlock()
 			r.metrics.cacheHits.Inc()
 			return cached, false, nil
@@ -232,7 +234,7 @@ func (r *Resolver) lead(ctx context.Context, key string, f *flight) (*Answer, bo
 	f.ans, f.err = ans, err
 	f.abandoned = err != nil && ctx.Err() != nil
 	if err == nil {
-		r.cache.put(key, ans)
+		r.cache.Put(key, ans, ans.Expires)
 	}
 	r.mu.Unlock()
 	close(f.done)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/trawler-crawl/trawler/internal/lru"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
@@ -56,7 +58,7 @@ type Cache struct {
 	validity time.Duration
 	log      *slog.Logger
 	metrics  *metrics
-	local    *lru
+	local    *lru.Cache[string, *Rules]
 }
 
 // NewCache returns a Cache over rdb whose keys start with prefix (e.g.
@@ -84,7 +86,7 @@ func NewCache(rdb redis.UniversalClient, prefix string, o CacheOptions) (*Cache,
 	}
 	return &Cache{
 		rdb: rdb, prefix: prefix, validity: o.Validity, log: o.Logger,
-		metrics: m, local: newLRU(o.MaxLocal),
+		metrics: m, local: lru.New[string, *Rules](o.MaxLocal),
 	}, nil
 }
 
@@ -94,7 +96,7 @@ func NewCache(rdb redis.UniversalClient, prefix string, o CacheOptions) (*Cache,
 // the next Put repairs it.
 func (c *Cache) Get(ctx context.Context, origin string) (*Rules, bool, error) {
 	now := time.Now()
-	if r, ok := c.local.get(origin, now); ok {
+	if r, ok := c.local.Get(origin, now); ok {
 		c.metrics.hits.WithLabelValues(tierLocal).Inc()
 		return r, true, nil
 	}
@@ -121,7 +123,7 @@ func (c *Cache) Get(ctx context.Context, origin string) (*Rules, bool, error) {
 		return nil, false, nil
 	}
 	r := Parse(status, body)
-	c.local.put(origin, r, expires, forever)
+	c.local.Put(origin, r, localExpiry(expires, forever))
 	c.metrics.hits.WithLabelValues(tierRedis).Inc()
 	return r, true, nil
 }
@@ -147,7 +149,7 @@ func (c *Cache) Put(ctx context.Context, origin string, status int, body []byte,
 	if !forever && ttl <= 0 {
 		return r, nil
 	}
-	c.local.put(origin, r, fetched.Add(c.validity), forever)
+	c.local.Put(origin, r, localExpiry(fetched.Add(c.validity), forever))
 	key := c.prefix + origin
 	_, err := c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, key, fieldStatus, status, fieldBody, body, fieldFetched, fetched.UnixMilli())
@@ -195,4 +197,13 @@ func Origin(rawURL string) (string, error) {
 		return "", fmt.Errorf("robots origin: %w", err)
 	}
 	return u.Scheme() + "://" + u.Host(), nil
+}
+
+// localExpiry is the in-process cache's expiry: none for rules that never
+// expire (validity 0).
+func localExpiry(expires time.Time, forever bool) time.Time {
+	if forever {
+		return time.Time{}
+	}
+	return expires
 }

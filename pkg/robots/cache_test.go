@@ -204,12 +204,12 @@ func TestCacheLRUBound(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := c.local.len(); n != 3 {
+	if n := c.local.Len(); n != 3 {
 		t.Fatalf("local entries = %d, want 3", n)
 	}
 	now := time.Now()
 	for o, want := range map[string]bool{origins[0]: true, origins[1]: false, origins[2]: false, origins[3]: true, origins[4]: true} {
-		if _, ok := c.local.get(o, now); ok != want {
+		if _, ok := c.local.Get(o, now); ok != want {
 			t.Errorf("local has %s = %v, want %v", o, ok, want)
 		}
 	}

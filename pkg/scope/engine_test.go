@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/trawler-crawl/trawler/internal/metricstest"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trawler-crawl/trawler/pkg/profile"
@@ -158,10 +160,10 @@ func TestDecisionLogAndMetrics(t *testing.T) {
 			t.Errorf("line %d %q does not match %s", i+1, lines[i], re)
 		}
 	}
-	if got := counterValue(t, reg, "trawler_scope_decisions_total", "ACCEPT", "2 SurtPrefixedDecideRule"); got != 1 {
+	if got := metricstest.Value(t, reg, "trawler_scope_decisions_total", "ACCEPT", "2 SurtPrefixedDecideRule"); got != 1 {
 		t.Fatalf("accept counter = %v, want 1", got)
 	}
-	if got := counterValue(t, reg, "trawler_scope_decisions_total", "REJECT", "1 RejectDecideRule"); got != 1 {
+	if got := metricstest.Value(t, reg, "trawler_scope_decisions_total", "REJECT", "1 RejectDecideRule"); got != 1 {
 		t.Fatalf("reject counter = %v, want 1", got)
 	}
 }
@@ -221,36 +223,6 @@ func TestNewErrors(t *testing.T) {
 			}
 		})
 	}
-}
-
-// counterValue reads one series of a counter from a registry; the label
-// values are matched in label-name order.
-func counterValue(t *testing.T, reg *prometheus.Registry, name string, labels ...string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range mf.GetMetric() {
-			lp := m.GetLabel()
-			if len(lp) != len(labels) {
-				continue
-			}
-			for i, l := range lp {
-				if l.GetValue() != labels[i] {
-					continue series
-				}
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	t.Fatalf("no series %s%q", name, labels)
-	return 0
 }
 
 func TestNewCandidate(t *testing.T) {

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawler-crawl/trawler/internal/metricstest"
+
 	"github.com/nlnwa/gowarc"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -124,7 +126,11 @@ func TestRoundTripStrict(t *testing.T) {
 		{"trawler_warc_files_closed_total", "", 1},
 		{"trawler_warc_open_files", "", 0},
 	} {
-		if got := metricValue(t, reg, c.name, c.label); got != c.want {
+		var labels []string
+		if c.label != "" {
+			labels = []string{c.label}
+		}
+		if got := metricstest.Value(t, reg, c.name, labels...); got != c.want {
 			t.Errorf("%s{%s} = %v, want %v", c.name, c.label, got, c.want)
 		}
 	}
@@ -276,32 +282,6 @@ func TestRevisitRefersToRecordID(t *testing.T) {
 	if !r.validation.Valid() {
 		t.Error(r.validation.String())
 	}
-}
-
-// metricValue returns the value of the series of name whose first label
-// has the value label ("" for unlabelled metrics).
-func metricValue(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			if label != "" && (len(m.GetLabel()) == 0 || m.GetLabel()[0].GetValue() != label) {
-				continue
-			}
-			if m.GetCounter() != nil {
-				return m.GetCounter().GetValue()
-			}
-			return m.GetGauge().GetValue()
-		}
-	}
-	t.Fatalf("no series %s{%s}", name, label)
-	return 0
 }
 
 // TestRevisitNotModified checks the server-not-modified profile written for

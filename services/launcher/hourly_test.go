@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawler-crawl/trawler/internal/metricstest"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -146,13 +148,13 @@ func TestHourlyRunIdempotent(t *testing.T) {
 			}
 		}
 	}
-	if n := metricValue(t, reg, "trawler_launcher_launches_total"); n != 8 {
+	if n := metricstest.Value(t, reg, "trawler_launcher_launches_total"); n != 8 {
 		t.Errorf("launches metric %v, want 8", n)
 	}
-	if n := metricValue(t, reg, "trawler_launcher_targets_skipped_total"); n != 46+(46+2)+46 {
+	if n := metricstest.Value(t, reg, "trawler_launcher_targets_skipped_total"); n != 46+(46+2)+46 {
 		t.Errorf("skipped metric %v", n)
 	}
-	if n := metricValue(t, reg, "trawler_launcher_runs_total"); n != 3 {
+	if n := metricstest.Value(t, reg, "trawler_launcher_runs_total"); n != 3 {
 		t.Errorf("runs metric %v", n)
 	}
 }
@@ -290,23 +292,4 @@ func TestHourlyDryRunRecordsNothing(t *testing.T) {
 	if n := rdb.DBSize(ctx).Val(); n != 0 {
 		t.Errorf("dry run wrote %d keys", n)
 	}
-}
-
-// metricValue sums the samples of a counter or gauge family in reg.
-func metricValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum float64
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
-		}
-	}
-	return sum
 }

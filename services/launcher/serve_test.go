@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawler-crawl/trawler/internal/metricstest"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -80,7 +82,7 @@ func (e serveEnv) serve(t *testing.T, start time.Time, stopAfter int, onWait fun
 	if err := svc.Serve(ctx); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
-	return clock.waits, metricValue(t, reg, "trawler_launcher_launches_total")
+	return clock.waits, metricstest.Value(t, reg, "trawler_launcher_launches_total")
 }
 
 // Serve runs the hour in progress and the one before at start, then each
