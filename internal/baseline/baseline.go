@@ -7,7 +7,6 @@
 package baseline
 
 import (
-	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -19,6 +18,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // Defaults applied to zero fields of Options.

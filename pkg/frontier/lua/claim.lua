@@ -1,4 +1,5 @@
--- Claim up to max URIs, one per ready host, under leases.
+-- Claim up to max URIs under leases: from each ready host as many as its
+-- parallelQueues leave room for.
 -- ARGV: P, now, lease expiry ms, max.
 -- Returns the earliest ready time (ms, -1 when no host waits) followed by
 -- 15 fields per claim: lease, item, context blob, then fetch successes,
@@ -11,7 +12,10 @@ if redis.call('EXISTS', P .. 'paused') == 1 then
   return out
 end
 local hosts = redis.call('ZRANGEBYSCORE', READY, '-inf', now, 'LIMIT', 0, max)
-for _, host in ipairs(hosts) do
+local claimed = 0
+-- claimOne claims the next URI of host; it returns whether the host can
+-- give another one now (parallelQueues left, still ready).
+local function claimOne(host)
   local item, uk, seq, lvl, r, ctx = pop(host)
   if item then
     redis.call('HSET', P .. 'u:' .. host, uk, 'l' .. lvl .. seq)
@@ -31,12 +35,21 @@ for _, host in ipairs(hosts) do
       out[#out + 1] = fr
       out[#out + 1] = ab
     end
-  else
-    -- Only stale entries were left: the host has nothing queued.
-    local v = redis.call('HMGET', P .. 'h:' .. host, 'n', 'a')
-    local n, a = adjust(host, -num(v[1]), 0)
-    schedule(host, n, a, now)
+    claimed = claimed + 1
+    local score = redis.call('ZSCORE', READY, host)
+    return score ~= false and score ~= nil and tonumber(score) <= now
   end
+  -- Only stale entries were left: the host has nothing queued.
+  local v = redis.call('HMGET', P .. 'h:' .. host, 'n', 'a')
+  local n, a = adjust(host, -num(v[1]), 0)
+  schedule(host, n, a, now)
+  return false
+end
+-- A host with parallelQueues left gives several URIs in one call, so a
+-- crawl of one big site is not held to one claim per round trip.
+for _, host in ipairs(hosts) do
+  while claimed < max and claimOne(host) do end
+  if claimed >= max then break end
 end
 local first = redis.call('ZRANGE', READY, 0, 0, 'WITHSCORES')
 if first[2] then out[1] = first[2] else out[1] = '-1' end
