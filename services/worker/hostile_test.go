@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -27,6 +28,7 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/kafka"
 	"github.com/trawler-crawl/trawler/pkg/messages"
 	"github.com/trawler-crawl/trawler/pkg/profile"
+	"github.com/trawler-crawl/trawler/pkg/surt"
 	"github.com/trawler-crawl/trawler/pkg/testweb"
 )
 
@@ -39,8 +41,11 @@ const (
 	// broken endpoints end with -8 and "2t" (ARCHITECTURE.md 5.3).
 	hostileMaxRetries = 1
 	// hostileMaxLength lets the 1 GiB body through whole (the limit counts
-	// status line and headers too) while the endless body is cut by it.
+	// status line and headers too).
 	hostileMaxLength = testweb.HugeBodyBytes + 1<<20
+	// hostileEndlessLength is the endless body's own limit, from a sheet on
+	// its SURT prefix: per-URI fetch limits, as Heritrix's sheets give.
+	hostileEndlessLength = 8 << 20
 	// hostileReadTimeout is far above the slow drip's byte interval, so
 	// the drip is only ever stopped by the total timeout.
 	hostileReadTimeout = 2 * time.Second
@@ -334,7 +339,19 @@ func TestHostileHosts(t *testing.T) {
 	launchSeed(t, e, seed)
 	ignore := goleak.IgnoreCurrent()
 
-	events, peak := crawlHostile(t, e, hostileProfile())
+	p := hostileProfile()
+	err := profile.Decode(strings.NewReader(fmt.Sprintf(`
+sheets:
+  definitions:
+    endless: {fetch.maxLengthBytes: %d}
+  associations:
+    - surtPrefixes: [%q]
+      sheets: [endless]
+`, hostileEndlessLength, surt.Heritrix(e.srv.HostileURL(testweb.PathEndless)))), &p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, peak := crawlHostile(t, e, p)
 	if err := e.srv.Close(); err != nil {
 		t.Fatalf("close site: %v", err)
 	}
@@ -368,8 +385,8 @@ func hostileWants() []hostileWant {
 		// The drip never pauses as long as the read timeout, so only the
 		// total timeout ends it, after the headers: timeTrunc.
 		{path: testweb.PathSlowDrip, status: 200, notes: []string{fetch.AnnotationTimeTrunc}, hop: "L"},
-		// Which limit comes first depends on the machine's speed.
-		{path: testweb.PathEndless, status: 200, oneOf: []string{fetch.AnnotationLenTrunc, fetch.AnnotationTimeTrunc}, hop: "L"},
+		// Cut by its sheet's maxLengthBytes, long before the total timeout.
+		{path: testweb.PathEndless, status: 200, notes: []string{fetch.AnnotationLenTrunc}, hop: "L"},
 		// Headers over 1 MiB: -3, which fetch marks not retriable.
 		{path: testweb.PathHugeHeaders, status: fetch.StatusConnectionBroken, hop: "L"},
 		// A bad chunk-size line after the headers: the connection is
@@ -462,9 +479,9 @@ func checkBodies(t *testing.T, e *env, events map[string][]messages.Crawled, bom
 	if ev, ok := first(testweb.PathGzipBomb); ok && (ev.ContentLength == nil || *ev.ContentLength != bombLength || ev.Mimetype != "text/html") {
 		t.Errorf("gzip bomb: content_length %v mimetype %q, want the %d gzip bytes sent, text/html", deref(ev.ContentLength), ev.Mimetype, bombLength)
 	}
-	for _, path := range []string{testweb.PathSlowDrip, testweb.PathEndless} {
-		if ev, ok := first(path); ok && (ev.ContentLength == nil || *ev.ContentLength <= 0 || ev.Size == nil || *ev.Size > hostileMaxLength) {
-			t.Errorf("%s: content_length %v size %v, want the bytes before the cut, at most %d", path, deref(ev.ContentLength), deref(ev.Size), hostileMaxLength)
+	for path, limit := range map[string]int64{testweb.PathSlowDrip: hostileMaxLength, testweb.PathEndless: hostileEndlessLength} {
+		if ev, ok := first(path); ok && (ev.ContentLength == nil || *ev.ContentLength <= 0 || ev.Size == nil || *ev.Size > limit) {
+			t.Errorf("%s: content_length %v size %v, want the bytes before the cut, at most %d", path, deref(ev.ContentLength), deref(ev.Size), limit)
 		}
 	}
 	if ev, ok := first(testweb.PathRedirectLoopB); ok && ev.Via != e.srv.HostileURL(testweb.PathRedirectLoop) {
