@@ -29,11 +29,14 @@ type Config struct {
 	KafkaListen string
 	AdminAddr   string
 	// CDXAddr serves the CDX index with the OutbackCDX API; empty: not served.
-	CDXAddr  string
-	Crawl    string
-	Stream   string
-	Threads  int
-	TimeZone string
+	CDXAddr string
+	// ClamdAddr scans every capture with this clamd, overriding the
+	// profile's clamav.address.
+	ClamdAddr string
+	Crawl     string
+	Stream    string
+	Threads   int
+	TimeZone  string
 	// Partitions for topics created by the standalone run (0 = as declared
 	// in kafka-topics/). One process gains nothing from 16.
 	Partitions int
@@ -68,6 +71,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Crawl, "crawl", "fc", "crawl: fc or dc")
 	fs.StringVar(&c.Stream, "stream", "npld", "stream: npld or bypm")
 	fs.IntVar(&c.Threads, "threads", 32, "crawl loops")
+	fs.StringVar(&c.ClamdAddr, "clamd-addr", "", "clamd address (tcp://host:port or unix:///path); overrides the profile's clamav.address")
 	fs.StringVar(&c.TimeZone, "feed-time-zone", "Europe/London", "time zone of crawl-feed dates")
 	fs.IntVar(&c.Partitions, "partitions", 4, "partitions for topics the standalone run creates (0 = as declared)")
 }

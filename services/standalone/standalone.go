@@ -159,7 +159,7 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	adm.AddReadyCheck("redis", func(ctx context.Context) error { return cl.rdb.Ping(ctx).Err() })
 
 	wcfg := worker.Config{Crawl: cfg.Crawl, Stream: cfg.Stream, ID: "standalone", Threads: cfg.Threads,
-		DataDir: cfg.DataDir, Lease: 5 * time.Minute}
+		DataDir: cfg.DataDir, Lease: 5 * time.Minute, ClamdAddr: cfg.ClamdAddr}
 	w, err := worker.New(wcfg, worker.Deps{Profile: d.Profile, Kafka: cl.kafka, Redis: cl.rdb,
 		Resolver: d.Resolver, Logger: log.With("role", "worker"), Registerer: d.Registry, Version: d.Version})
 	if err != nil {
