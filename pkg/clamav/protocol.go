@@ -169,7 +169,7 @@ func readReply(r io.Reader) (string, error) {
 			return string(buf[:i]), nil
 		}
 		if len(buf) > maxReply {
-			return "", fmt.Errorf("reply longer than %d bytes without terminator: %q...", maxReply, buf[:64])
+			return "", fmt.Errorf("reply longer than %d bytes without terminator, starting %q", maxReply, buf[:64])
 		}
 		if errors.Is(err, io.EOF) {
 			if len(buf) == 0 {

@@ -68,9 +68,6 @@ func runCrawlProfile(t *testing.T, cfg Config, srv *testweb.Server, p profile.Pr
 	return sum
 }
 
-func runOnce(t *testing.T, dir string, srv *testweb.Server) *Summary {
-	return runCrawl(t, Config{DataDir: dir, Seeds: srv.Seeds()}, srv)
-}
 
 func sha1Base32(b []byte) string {
 	sum := sha1.Sum(b)
