@@ -68,7 +68,6 @@ func runCrawlProfile(t *testing.T, cfg Config, srv *testweb.Server, p profile.Pr
 	return sum
 }
 
-
 func sha1Base32(b []byte) string {
 	sum := sha1.Sum(b)
 	return "sha1:" + base32.StdEncoding.EncodeToString(sum[:])
