@@ -124,7 +124,15 @@ func (h *htmlExtractor) run(z *html.Tokenizer, depth int) error {
 		case html.ErrorToken:
 			return z.Err()
 		case html.StartTagToken, html.SelfClosingTagToken:
-			name := h.startTag(z)
+			var name string
+			if raw := z.Raw(); mayHoldLinks(raw) {
+				name = h.startTag(z)
+			} else {
+				// Most tags (<p>, <li>, <div class=x>) carry no attribute
+				// the extractor reads; the tokenizer's TagName and TagAttr
+				// copy every name and value, so they are skipped.
+				name = rawTagName(raw)
+			}
 			if tt == html.StartTagToken {
 				switch name {
 				case "style":
