@@ -147,6 +147,11 @@ func (x *exchange) readResponse(ctx context.Context) (*Response, *http.Response,
 	x.rec.headerLimit = 0
 	keepCookies(ctx, x.jar, x.target.u, hr)
 	payload := spool.New(cfg.SpoolThreshold, cfg.SpoolDir)
+	if n := hr.ContentLength; n > 0 {
+		// Size hints: one allocation each instead of doubling up to it.
+		payload.Grow(n)
+		raw.Grow(n - int64(br.Buffered())) // what bufio read ahead is in Raw already
+	}
 	resp := &Response{
 		URL: x.url, IP: x.conn.ip, Start: x.start,
 		RequestBytes: x.reqBytes, Raw: raw, Payload: payload,

@@ -94,6 +94,18 @@ func (b *Buffer) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// Grow makes room in memory for n more bytes when they will fit under the
+// threshold, so a writer that knows the size (a Content-Length) fills one
+// allocation instead of doubling its way there. It is only a hint.
+func (b *Buffer) Grow(n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed || b.err != nil || b.file != nil || n <= 0 || b.size+n > b.threshold {
+		return
+	}
+	b.growMem(int(n))
+}
+
 // growMem makes room for n more bytes without letting capacity run past the
 // threshold, which append's doubling would otherwise do.
 func (b *Buffer) growMem(n int) {

@@ -275,3 +275,25 @@ func TestMemoryBounded(t *testing.T) {
 		t.Fatalf("data past the end: %d, %v", n, err)
 	}
 }
+
+// Grow reserves memory for a known size without changing the contents, and
+// is ignored when the bytes would not fit under the threshold.
+func TestGrowHint(t *testing.T) {
+	b := New(1<<20, t.TempDir())
+	t.Cleanup(func() { _ = b.Close() })
+	_, _ = b.Write([]byte("head"))
+	b.Grow(100_000)
+	if cap(b.mem) < 100_004 {
+		t.Fatalf("cap %d after Grow(100000)", cap(b.mem))
+	}
+	_, _ = b.Write(make([]byte, 100_000))
+	if b.Size() != 100_004 || !b.InMemory() {
+		t.Fatalf("size %d in memory %v", b.Size(), b.InMemory())
+	}
+	big := New(1000, t.TempDir())
+	t.Cleanup(func() { _ = big.Close() })
+	big.Grow(5000)
+	if cap(big.mem) != 0 {
+		t.Fatalf("Grow past the threshold reserved %d bytes", cap(big.mem))
+	}
+}
