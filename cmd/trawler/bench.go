@@ -14,10 +14,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	c.registerBase(fs, "warn")
 	cfg := bench.Config{}
 	fs.StringVar(&cfg.Site, "site", bench.SiteSynthetic, "site to crawl: synthetic (the synthetic web) or docs (a static documentation site from disk)")
-	fs.IntVar(&cfg.Hosts, "hosts", 20, "synthetic web hosts")
-	fs.IntVar(&cfg.PagesPerHost, "pages", 200, "synthetic web HTML pages per host")
+	fs.IntVar(&cfg.Hosts, "hosts", 40, "synthetic web hosts")
+	fs.IntVar(&cfg.PagesPerHost, "pages", 250, "synthetic web HTML pages per host")
 	fs.IntVar(&cfg.PageBytes, "page-bytes", 10_000, "pad synthetic HTML pages to this size")
-	fs.IntVar(&cfg.DocsPages, "docs-pages", 300, "documentation site pages (about 100 KB each)")
+	fs.IntVar(&cfg.DocsPages, "docs-pages", 1000, "documentation site pages (about 100 KB each)")
 	fs.IntVar(&cfg.GzipLevel, "gzip", 6, "gzip level of the WARCs and of the baseline")
 	fs.IntVar(&cfg.Threads, "threads", 128, "crawl threads (and parallel queues per host: politeness is off)")
 	fs.IntVar(&cfg.Goroutines, "goroutines", 32, "baseline fetch goroutines")
