@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawler-crawl/trawler/internal/testwait"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 
@@ -259,7 +261,7 @@ func TestForwardBackpressure(t *testing.T) {
 			forwarded.Add(10)
 		}()
 	}
-	waitFor(t, func() bool { return metric(t, reg, "trawler_cdxforward_queued_lines") == 30 })
+	testwait.Until(t, 10*time.Second, "the condition", func() bool { return metric(t, reg, "trawler_cdxforward_queued_lines") == 30 })
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	err := fw.Forward(ctx, testLines(10, "late"))
@@ -327,18 +329,6 @@ func TestJitter(t *testing.T) {
 	}
 	if jitter(1) != 1 {
 		t.Error("jitter(1ns)")
-	}
-}
-
-// waitFor polls cond until it holds or a deadline passes.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met before the deadline")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/trawler-crawl/trawler/internal/testwait"
 )
 
 func TestCacheValidity(t *testing.T) {
@@ -67,7 +69,7 @@ func TestSingleflight(t *testing.T) {
 			results <- fresh
 		})
 	}
-	waitFor(t, "all callers to join the lookup", func() bool {
+	testwait.Until(t, 5*time.Second, "all callers to join the lookup", func() bool {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		f := r.flights["slow.test"]
@@ -103,7 +105,7 @@ func TestAbandonedLeaderHandsOver(t *testing.T) {
 		}
 		leaderErr <- err
 	}()
-	waitFor(t, "the leader's query", func() bool { return srv.count("udp", "A", "slow.test") == 1 })
+	testwait.Until(t, 5*time.Second, "the leader's query", func() bool { return srv.count("udp", "A", "slow.test") == 1 })
 	type result struct {
 		fresh bool
 		err   error
@@ -113,7 +115,7 @@ func TestAbandonedLeaderHandsOver(t *testing.T) {
 		_, fresh, err := r.Resolve(context.Background(), "slow.test")
 		waiter <- result{fresh, err}
 	}()
-	waitFor(t, "the waiter to join", func() bool {
+	testwait.Until(t, 5*time.Second, "the waiter to join", func() bool {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		f := r.flights["slow.test"]
@@ -123,7 +125,7 @@ func TestAbandonedLeaderHandsOver(t *testing.T) {
 	if err := <-leaderErr; err == nil || leaderCtx.Err() == nil {
 		t.Fatalf("leader: err = %v, want the context error", err)
 	}
-	waitFor(t, "the waiter's own query", func() bool { return srv.count("udp", "A", "slow.test") == 2 })
+	testwait.Until(t, 5*time.Second, "the waiter's own query", func() bool { return srv.count("udp", "A", "slow.test") == 2 })
 	close(srv.release)
 	got := <-waiter
 	if got.err != nil || !got.fresh {
@@ -140,7 +142,7 @@ func TestWaiterContextEnds(t *testing.T) {
 		_, fresh, err := r.Resolve(context.Background(), "slow.test")
 		leader <- fresh && err == nil
 	}()
-	waitFor(t, "the leader's query", func() bool { return srv.count("udp", "A", "slow.test") == 1 })
+	testwait.Until(t, 5*time.Second, "the leader's query", func() bool { return srv.count("udp", "A", "slow.test") == 1 })
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, fresh, err := r.Resolve(ctx, "slow.test"); err == nil || fresh {
@@ -201,17 +203,5 @@ func TestFailuresNotCached(t *testing.T) {
 	}
 	if n := srv.count("udp", "A", "fail.test"); n != 2 {
 		t.Errorf("fail.test A queries = %d, want 2", n)
-	}
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
 	}
 }

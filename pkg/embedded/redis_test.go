@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawler-crawl/trawler/internal/testwait"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -177,7 +179,7 @@ func TestRedisServerDiesWithParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = helper.Wait()
-	waitFor(t, 10*time.Second, "redis-server to die with its parent", func() bool { return !processAlive(pid) })
+	testwait.Until(t, 10*time.Second, "redis-server to die with its parent", func() bool { return !processAlive(pid) })
 
 	// The directory is usable again: lock released, pid file cleaned up.
 	startRedis(t, RedisOptions{DataDir: dir})
@@ -223,7 +225,7 @@ func TestRedisStaleServerDetected(t *testing.T) {
 		_ = orphan.Process.Kill()
 		_ = orphan.Wait()
 	})
-	waitFor(t, 10*time.Second, "orphan pid file", func() bool {
+	testwait.Until(t, 10*time.Second, "orphan pid file", func() bool {
 		b, err := os.ReadFile(filepath.Join(dir, redisPIDFile))
 		return err == nil && strings.TrimSpace(string(b)) == strconv.Itoa(orphan.Process.Pid)
 	})
@@ -309,7 +311,7 @@ func TestMiniredisTTLsExpireInRealTime(t *testing.T) {
 	if err := c.Set(ctx, "lease", "worker-1", 50*time.Millisecond).Err(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "lease to expire", func() bool {
+	testwait.Until(t, 5*time.Second, "lease to expire", func() bool {
 		n, err := c.Exists(ctx, "lease").Result()
 		return err == nil && n == 0
 	})

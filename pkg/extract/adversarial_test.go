@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trawler-crawl/trawler/internal/countio"
 )
 
 // adversarialDeadline is generous: linear work on these inputs takes well
@@ -127,7 +129,7 @@ func TestAdversarialSitemap(t *testing.T) {
 			fmt.Fprintf(&b, "<url><loc>http://example.com/%d</loc></url>", i)
 		}
 		b.WriteString("</urlset>")
-		cr := &countingReader{r: strings.NewReader(b.String())}
+		cr := &countio.Reader{R: strings.NewReader(b.String())}
 		var links []Link
 		var info SitemapInfo
 		var err error
@@ -137,8 +139,8 @@ func TestAdversarialSitemap(t *testing.T) {
 		if err != nil || len(links) != 1000 || !info.Truncated {
 			t.Fatalf("%d links, %+v, %v", len(links), info, err)
 		}
-		if cr.n > int64(b.Len())/10 {
-			t.Errorf("read %d of %d bytes after MaxLinks was reached", cr.n, b.Len())
+		if cr.N > int64(b.Len())/10 {
+			t.Errorf("read %d of %d bytes after MaxLinks was reached", cr.N, b.Len())
 		}
 	})
 	t.Run("billion laughs does not expand", func(t *testing.T) {
@@ -170,7 +172,7 @@ func TestAdversarialSitemap(t *testing.T) {
 		if err := zw.Close(); err != nil {
 			t.Fatal(err)
 		}
-		cr := &countingReader{r: bytes.NewReader(zb.Bytes())}
+		cr := &countio.Reader{R: bytes.NewReader(zb.Bytes())}
 		var links []Link
 		var info SitemapInfo
 		within(t, "gzip bomb", func() {
@@ -179,8 +181,8 @@ func TestAdversarialSitemap(t *testing.T) {
 		if err != nil || len(links) != 1 || !info.Truncated {
 			t.Fatalf("%v, %+v, %v", render(links), info, err)
 		}
-		if cr.n > int64(zb.Len())/4 {
-			t.Errorf("read %d of %d compressed bytes: decompression not bounded", cr.n, zb.Len())
+		if cr.N > int64(zb.Len())/4 {
+			t.Errorf("read %d of %d compressed bytes: decompression not bounded", cr.N, zb.Len())
 		}
 	})
 	t.Run("deep nesting", func(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -181,16 +180,4 @@ func TestRefs(t *testing.T) {
 	if got := Refs("http://example.com/", nil, hopManifest, ContextManifestMisc, Options{}); len(got) != 0 {
 		t.Errorf("no refs gave %v", got)
 	}
-}
-
-// countingReader counts the bytes read through it.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }

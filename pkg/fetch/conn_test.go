@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trawler-crawl/trawler/internal/testwait"
 )
 
 // selfSigned returns a throwaway certificate for a name the client never
@@ -118,7 +120,7 @@ func TestKeepAliveRedialsStaleConnection(t *testing.T) {
 	f := newFetcher(t, Config{AllowPrivate: true, KeepAlive: true})
 	url := "http://site.test:" + srv.port() + "/"
 	fetchOK(t, f, url, nil)
-	waitFor(t, "server to drop the first connection", func() bool {
+	testwait.Until(t, 5*time.Second, "server to drop the first connection", func() bool {
 		srv.mu.Lock()
 		defer srv.mu.Unlock()
 		return len(srv.conns) == 0

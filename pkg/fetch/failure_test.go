@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trawler-crawl/trawler/internal/testwait"
 )
 
 // dripServer sends headers and then one body byte every interval until the
@@ -215,7 +217,7 @@ func TestCancellationIsNotAFetchResult(t *testing.T) {
 		_, err := f.Fetch(ctx, Request{URL: "http://site.test:" + srv.port() + "/"})
 		errc <- err
 	}()
-	waitFor(t, "request to arrive", func() bool { return len(srv.requests) > 0 })
+	testwait.Until(t, 5*time.Second, "request to arrive", func() bool { return len(srv.requests) > 0 })
 	cancel()
 	err := <-errc
 	if !errors.Is(err, context.Canceled) {

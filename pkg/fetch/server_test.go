@@ -11,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // rawServer is a TCP server on 127.0.0.1 whose handler writes exact bytes,
@@ -154,18 +153,6 @@ func (r staticResolver) LookupIPAddr(_ context.Context, host string) ([]net.IPAd
 		out = append(out, net.IPAddr{IP: net.ParseIP(a)})
 	}
 	return out, nil
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // fetchErr asserts err is an *Error with the given status.

@@ -9,23 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawler-crawl/trawler/internal/testwait"
+
 	"github.com/trawler-crawl/trawler/internal/testlog"
 	"github.com/trawler-crawl/trawler/pkg/profile"
 )
-
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
-}
 
 func appendLine(t *testing.T, path, line string) {
 	t.Helper()
@@ -76,7 +64,7 @@ func TestExclusionHotReload(t *testing.T) {
 
 	appendLine(t, excl, "https://www.site.example/private/")
 	surt := candidate(t, page, "", "", false).SURT
-	eventually(t, "the appended exclusion to apply", func() bool { return e.Excluded(surt) })
+	testwait.Until(t, 10*time.Second, "the appended exclusion to apply", func() bool { return e.Excluded(surt) })
 	if d := e.Decide(context.Background(), candidate(t, page, "", "L", false)); d.String() != "REJECT by rule #11 ExcludedSurtsDecideRule" {
 		t.Fatalf("after the complaint: %s", d)
 	}

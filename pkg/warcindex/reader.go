@@ -23,6 +23,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/trawler-crawl/trawler/internal/countio"
+
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/trawler-crawl/trawler/pkg/cdx"
@@ -60,7 +62,7 @@ type Reader struct {
 	rs       io.ReadSeeker
 	name     string
 	gzipped  bool
-	cr       countingReader // counts compressed bytes read from rs since base
+	cr       countio.Reader // counts compressed bytes read from rs since base
 	base     int64          // file offset cr counts from
 	raw      *bufio.Reader  // over cr
 	zr       gzip.Reader
@@ -81,7 +83,7 @@ func NewReader(rs io.ReadSeeker, filename string) (*Reader, error) {
 		return nil, fmt.Errorf("warc %s: %w", filename, err)
 	}
 	r := &Reader{rs: rs, name: filename, base: base}
-	r.cr.r = rs
+	r.cr.R = rs
 	r.raw = bufio.NewReaderSize(&r.cr, bufferBytes)
 	head, err := r.raw.Peek(2)
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -98,7 +100,7 @@ func NewReader(rs io.ReadSeeker, filename string) (*Reader, error) {
 func (r *Reader) Stats() Stats { return r.stats }
 
 // pos is the file offset of the next unread byte.
-func (r *Reader) pos() int64 { return r.base + r.cr.n - int64(r.raw.Buffered()) }
+func (r *Reader) pos() int64 { return r.base + r.cr.N - int64(r.raw.Buffered()) }
 
 // Next returns the line of the next indexed record. At the end of the file
 // it returns io.EOF. A *RecordError reports a record it skipped; call Next
@@ -182,7 +184,7 @@ func (r *Reader) resync(start int64) error {
 	if _, err := r.rs.Seek(start+1, io.SeekStart); err != nil {
 		return err
 	}
-	r.base, r.cr.n = start+1, 0
+	r.base, r.cr.N = start+1, 0
 	r.raw.Reset(&r.cr)
 	magic := gzipMagic
 	if !r.gzipped {
@@ -205,17 +207,6 @@ func (r *Reader) resync(start int64) error {
 			return err
 		}
 	}
-}
-
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // IsWARC reports whether rs holds a WARC file (gzipped or not) by looking at

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trawler-crawl/trawler/internal/countio"
+
 	"github.com/klauspost/compress/gzip"
 )
 
@@ -97,9 +99,9 @@ func recoverFile(openPath string, logger *slog.Logger) (*ClosedFile, error) {
 // member, the number of good members, and why scanning stopped (nil at a
 // clean end of file).
 func scanMembers(r io.Reader) (good, records int64, stop error) {
-	cr := &countingReader{r: r}
+	cr := &countio.Reader{R: r}
 	// gzip reads a flate.Reader (io.ByteReader) without read-ahead, so
-	// cr.n-br.Buffered() is the exact end of each member.
+	// cr.N-br.Buffered() is the exact end of each member.
 	br := bufio.NewReader(cr)
 	zr := new(gzip.Reader)
 	for {
@@ -113,7 +115,7 @@ func scanMembers(r io.Reader) (good, records int64, stop error) {
 		if err := checkRecord(zr); err != nil {
 			return good, records, fmt.Errorf("member at %d: %w", good, err)
 		}
-		good = cr.n - int64(br.Buffered())
+		good = cr.N - int64(br.Buffered())
 		records++
 	}
 }
@@ -147,17 +149,6 @@ func (t *tailWriter) Write(p []byte) (int, error) {
 		t.last = append(t.last[:0], t.last[len(t.last)-4:]...)
 	}
 	return len(p), nil
-}
-
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // nameTime finds the yyyyMMddHHmmssSSS-serial part of a file name; prefix
