@@ -8,23 +8,8 @@ const crawledKeys = "timestamp url status_code size content_length content_diges
 
 // fastDecodeCrawled is DecodeCrawled's fast path (see scanner); ok is false
 // when the message must go through encoding/json instead.
-func fastDecodeCrawled(b []byte) (c Crawled, ok bool) {
-	s := scanner{b: b}
-	s.object(func(key []byte) uint64 {
-		if bit := s.crawledField(&c, key); bit != 0 {
-			return bit
-		}
-		if unknownKey(key, crawledKeys) {
-			s.skip(0)
-		} else {
-			s.fail()
-		}
-		return 0
-	})
-	if !s.end() {
-		return Crawled{}, false
-	}
-	return c, true
+func fastDecodeCrawled(b []byte) (Crawled, bool) {
+	return fastDecode(b, crawledKeys, (*scanner).crawledField)
 }
 
 // crawledField decodes the value of the field named key into c and returns the

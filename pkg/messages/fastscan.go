@@ -483,6 +483,32 @@ func (s *scanner) end() bool {
 	return !s.bad && s.i == len(s.b)
 }
 
+// fastDecode decodes one JSON object into a T with field, which decodes
+// the value of a known field and returns its bit (0 when key is not one).
+// names lists T's field names: any other key is skipped, while a key that
+// only differs in case from one of them sends the message to encoding/json,
+// whose matching is case-insensitive. ok is false when the message must go
+// through encoding/json instead.
+func fastDecode[T any](b []byte, names string, field func(*scanner, *T, []byte) uint64) (v T, ok bool) {
+	s := scanner{b: b}
+	s.object(func(key []byte) uint64 {
+		if bit := field(&s, &v, key); bit != 0 {
+			return bit
+		}
+		if unknownKey(key, names) {
+			s.skip(0)
+		} else {
+			s.fail()
+		}
+		return 0
+	})
+	if !s.end() {
+		var zero T
+		return zero, false
+	}
+	return v, true
+}
+
 // unknownKey reports whether encoding/json would ignore key in a struct
 // with the space-separated field names: it also matches keys that differ
 // from a name only in case. The caller has already tried the exact names.

@@ -8,23 +8,8 @@ const launchKeys = "url method isSeed forceFetch hop parentUrl parentUrlMetadata
 
 // fastDecodeLaunch is DecodeLaunch's fast path (see scanner); ok is false
 // when the message must go through encoding/json instead.
-func fastDecodeLaunch(b []byte) (l Launch, ok bool) {
-	s := scanner{b: b}
-	s.object(func(key []byte) uint64 {
-		if bit := s.launchField(&l, key); bit != 0 {
-			return bit
-		}
-		if unknownKey(key, launchKeys) {
-			s.skip(0)
-		} else {
-			s.fail()
-		}
-		return 0
-	})
-	if !s.end() {
-		return Launch{}, false
-	}
-	return l, true
+func fastDecodeLaunch(b []byte) (Launch, bool) {
+	return fastDecode(b, launchKeys, (*scanner).launchField)
 }
 
 // launchField decodes the value of the field named key into l and returns the
