@@ -42,10 +42,22 @@ type Meta struct {
 // base. The input is taken as UTF-8 or an ASCII-compatible encoding. The
 // only error is a failed read of r; links found before it are returned.
 func HTML(r io.Reader, base string, o HTMLOptions) ([]Link, Meta, error) {
+	return htmlDoc(r, base, o, true)
+}
+
+// htmlDoc is HTML, with the tokenizer reading through a textSkipper
+// or, for tests that compare the two, straight from r.
+func htmlDoc(r io.Reader, base string, o HTMLOptions, skip bool) ([]Link, Meta, error) {
 	o.Options = o.Options.withDefaults()
 	h := &htmlExtractor{o: o, c: newCollector(o.Options), base: base}
 	lr := &limitReader{r: r, n: o.MaxBytes}
-	err := h.run(html.NewTokenizer(lr), 0)
+	var err error
+	if skip {
+		sk := newTextSkipper(lr)
+		err = h.run(html.NewTokenizer(sk), sk, 0)
+	} else {
+		err = h.run(html.NewTokenizer(lr), nil, 0)
+	}
 	meta := Meta{Base: h.base, NoFollow: h.noFollow, NoIndex: h.noIndex,
 		Truncated: lr.truncated || h.c.full}
 	return h.c.links, meta, readErr("html", lr.read, err)
@@ -113,16 +125,22 @@ type htmlExtractor struct {
 const maxCommentDepth = 1
 
 // run walks the token stream. It returns the tokenizer's final error
-// (io.EOF when the input simply ended).
-func (h *htmlExtractor) run(z *html.Tokenizer, depth int) error {
+// (io.EOF when the input simply ended). sk, when not nil, is the
+// tokenizer's reader, told when the text that follows may be skipped.
+func (h *htmlExtractor) run(z *html.Tokenizer, sk *textSkipper, depth int) error {
 	inStyle, inScript := false, false
 	for {
 		tt := z.Next()
 		wasStyle, wasScript := inStyle, inScript
 		inStyle, inScript = false, false
+		dataNext := false // the tokenizer is in the data state after this token
 		switch tt {
 		case html.ErrorToken:
 			return z.Err()
+		case html.EndTagToken, html.CommentToken, html.DoctypeToken:
+			dataNext = true
+		}
+		switch tt {
 		case html.StartTagToken, html.SelfClosingTagToken:
 			var name string
 			if raw := z.Raw(); mayHoldLinks(raw) {
@@ -145,6 +163,8 @@ func (h *htmlExtractor) run(z *html.Tokenizer, depth int) error {
 					z.NextIsNotRawText()
 				}
 			}
+			dataNext = !rawTextElement(name) ||
+				tt == html.StartTagToken && (name == "noscript" || name == "noembed" || name == "noframes")
 		case html.TextToken:
 			if wasStyle {
 				h.css(string(z.Text()))
@@ -159,7 +179,20 @@ func (h *htmlExtractor) run(z *html.Tokenizer, depth int) error {
 		if h.stop || h.c.full {
 			return io.EOF
 		}
+		if sk != nil && dataNext && len(z.Buffered()) == 0 {
+			sk.skipNext()
+		}
 	}
+}
+
+// rawTextElement reports whether x/net/html reads the content after this
+// start tag as raw text (or RCDATA), not as markup.
+func rawTextElement(name string) bool {
+	switch name {
+	case "iframe", "noembed", "noframes", "noscript", "plaintext", "script", "style", "textarea", "title", "xmp":
+		return true
+	}
+	return false
 }
 
 // conditionalComment scans the markup inside <!--[if IE]>...<![endif]-->,
@@ -168,7 +201,7 @@ func (h *htmlExtractor) conditionalComment(text []byte, depth int) {
 	if !bytes.HasPrefix(text, []byte("[if")) {
 		return
 	}
-	_ = h.run(html.NewTokenizer(bytes.NewReader(text)), depth+1)
+	_ = h.run(html.NewTokenizer(bytes.NewReader(text)), nil, depth+1)
 }
 
 // startTag reads the current tag's interesting attributes and extracts its

@@ -38,9 +38,10 @@ type Response struct {
 	// before content decoding (still gzip if the server gzipped it), which
 	// is what WARC-Payload-Digest covers.
 	Payload *spool.Buffer
-	// PayloadDigest and BlockDigest are "sha1:BASE32" over Payload and Raw.
+	// PayloadDigest is "sha1:BASE32" over Payload. Raw has no digest here:
+	// the WARC writer digests the block as it buffers it, so a digest
+	// taken while reading would be a second pass over the same bytes.
 	PayloadDigest string
-	BlockDigest   string
 	// Annotations holds lenTrunc or timeTrunc when the body was cut short.
 	Annotations []string
 }
@@ -133,7 +134,7 @@ func (x *exchange) readResponse(ctx context.Context) (*Response, *http.Response,
 	cfg := x.f.cfg
 	raw := spool.New(cfg.SpoolThreshold, cfg.SpoolDir)
 	x.rec = &recorder{
-		conn: x.conn, dst: raw, hash: sha1.New(), //nolint:gosec // see import
+		conn: x.conn, dst: raw,
 		readTimeout: x.limits.ReadTimeout, deadline: x.deadline,
 		limit: x.limits.MaxLengthBytes, headerLimit: maxHeaderBytes,
 	}
@@ -208,26 +209,21 @@ func (x *exchange) readBody(resp *Response, hr *http.Response, br *bufio.Reader)
 		return fmt.Errorf("fetch %s: spool raw response: %w", x.url, x.rec.werr)
 	}
 	resp.PayloadDigest = digestString(ph)
-	resp.BlockDigest, err = x.settleRaw(resp.Raw, br)
-	return err
+	return x.settleRaw(resp.Raw, br)
 }
 
 // settleRaw drops bytes the read-ahead pulled in past the end of the
 // response (a server sending more than it declared, or a pipelined
-// surplus) so Raw is exactly the response, and returns its digest.
-func (x *exchange) settleRaw(raw *spool.Buffer, br *bufio.Reader) (string, error) {
+// surplus) so Raw is exactly the response.
+func (x *exchange) settleRaw(raw *spool.Buffer, br *bufio.Reader) error {
 	surplus := int64(br.Buffered())
 	if surplus == 0 {
-		return digestString(x.rec.hash), nil
+		return nil
 	}
 	if err := raw.Truncate(raw.Size() - surplus); err != nil {
-		return "", fmt.Errorf("fetch %s: %w", x.url, err)
+		return fmt.Errorf("fetch %s: %w", x.url, err)
 	}
-	h := sha1.New() //nolint:gosec // see import
-	if _, err := io.Copy(h, raw.NewReader()); err != nil {
-		return "", fmt.Errorf("fetch %s: re-digest raw response: %w", x.url, err)
-	}
-	return digestString(h), nil
+	return nil
 }
 
 // truncation names the annotation for a body read that stopped early but
@@ -293,11 +289,10 @@ func (x *exchange) stale(err error) bool {
 
 // recorder reads from the connection, refreshing the read deadline before
 // every read, enforcing the length limits, and teeing every byte into the
-// raw spool and the block digest.
+// raw spool.
 type recorder struct {
 	conn        net.Conn
 	dst         io.Writer
-	hash        hash.Hash
 	readTimeout time.Duration
 	deadline    time.Time
 	limit       int64 // MaxLengthBytes; 0 = none
@@ -326,7 +321,6 @@ func (r *recorder) Read(p []byte) (int, error) {
 	n, err := r.conn.Read(p)
 	if n > 0 {
 		r.n += int64(n)
-		r.hash.Write(p[:n])
 		if _, werr := r.dst.Write(p[:n]); werr != nil && r.werr == nil {
 			r.werr = werr
 			return n, &writeErr{werr}

@@ -94,7 +94,7 @@ func (f *Frontier) prepare(c Candidate) (prepared, error) {
 	if strings.TrimSpace(l.URL) == "" {
 		return prepared{}, errors.New("candidate without URL")
 	}
-	host, err := authority(l.URL)
+	host, err := hostkey.Authority(l.URL)
 	if err != nil {
 		return prepared{}, fmt.Errorf("candidate %q: %w", l.URL, err)
 	}
@@ -131,60 +131,6 @@ func (f *Frontier) prepare(c Candidate) (prepared, error) {
 		p.locs = f.bloom.locations(key)
 	}
 	return p, nil
-}
-
-// authority is hostkey.Authority with a fast path for URLs already in
-// WHATWG-normalised form (lower-case name, no default port), which is what
-// workers offer; anything else goes through the full parser.
-func authority(u string) (string, error) {
-	rest, ok := strings.CutPrefix(u, "http://")
-	def := ":80"
-	if !ok {
-		rest, ok = strings.CutPrefix(u, "https://")
-		def = ":443"
-	}
-	if ok {
-		end := strings.IndexAny(rest, "/?#")
-		if end < 0 {
-			end = len(rest)
-		}
-		if a := rest[:end]; plainAuthority(a) && !strings.HasSuffix(a, def) {
-			return a, nil
-		}
-	}
-	return hostkey.Authority(u)
-}
-
-// plainAuthority accepts a lower-case DNS name whose last label does not
-// start with a digit (so it is not an IPv4 form the parser would rewrite),
-// with an optional port without leading zeros.
-func plainAuthority(a string) bool {
-	host, port, hasPort := strings.Cut(a, ":")
-	if host == "" || host[0] == '.' || host[0] == '-' {
-		return false
-	}
-	for i := 0; i < len(host); i++ {
-		c := host[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
-			return false
-		}
-	}
-	last := host[strings.LastIndexByte(host, '.')+1:]
-	if last == "" || last[0] >= '0' && last[0] <= '9' {
-		return false
-	}
-	if !hasPort {
-		return true
-	}
-	if port == "" || port[0] == '0' || len(port) > 5 {
-		return false
-	}
-	for i := 0; i < len(port); i++ {
-		if port[i] < '0' || port[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // launchMillis is the launch timestamp a URI is compared against: a seed's

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trawler-crawl/trawler/pkg/hostkey"
 	"github.com/trawler-crawl/trawler/pkg/messages"
 )
 
@@ -73,21 +72,6 @@ func TestHostname(t *testing.T) {
 	for in, want := range map[string]string{"a.example": "a.example", "a.example:8080": "a.example", "[::1]": "[::1]", "[::1]:81": "[::1]"} {
 		if got := hostnameOf(in); got != want {
 			t.Errorf("hostnameOf(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-// The fast authority path agrees with hostkey.Authority.
-func TestAuthority(t *testing.T) {
-	for _, u := range []string{
-		"http://a.example/x", "https://a.example", "http://a.example:8080/?q", "http://A.Example/", "http://a.example:80/",
-		"https://a.example:443/", "http://127.0.0.1/", "http://0x7f.1/", "http://a.example.:81#f", "http://user@a.example/",
-		"http://a.example:0080/", "http://xn--bcher-kva.example/", "http://[::1]:8080/", "ftp://a.example/", "http://a_b.example/",
-	} {
-		want, werr := hostkey.Authority(u)
-		got, err := authority(u)
-		if got != want || (err == nil) != (werr == nil) {
-			t.Errorf("authority(%q) = %q, %v; hostkey says %q, %v", u, got, err, want, werr)
 		}
 	}
 }

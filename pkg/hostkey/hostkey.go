@@ -44,6 +44,9 @@ func Authority(rawURL string) (string, error) {
 		}
 		return host, nil
 	}
+	if a, ok := normalAuthority(rawURL); ok {
+		return a, nil
+	}
 	if strings.TrimSpace(rawURL) == "" {
 		return "", errors.New("host key: empty URL")
 	}
@@ -57,6 +60,91 @@ func Authority(rawURL string) (string, error) {
 	// WHATWG parsing already lowercases the host and drops a port equal to
 	// the default of a special scheme (http, https, ftp, ws, wss).
 	return u.Host(), nil
+}
+
+// normalAuthority is Authority's fast path for an http(s) URL already in
+// WHATWG-normalised form (lower-case name or dotted IPv4, no default port),
+// which is what workers handle: the authority is then the text between
+// "//" and the path, and the parser, at microseconds a URL, is skipped.
+// It reports false for anything the parser might rewrite.
+func normalAuthority(u string) (string, bool) {
+	rest, ok := strings.CutPrefix(u, "http://")
+	def := ":80"
+	if !ok {
+		rest, ok = strings.CutPrefix(u, "https://")
+		def = ":443"
+	}
+	if !ok {
+		return "", false
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	a := rest[:end]
+	return a, plainAuthority(a) && !strings.HasSuffix(a, def)
+}
+
+// plainAuthority accepts a lower-case DNS name whose last label does not
+// start with a digit (so it is not an IPv4 form the parser would rewrite),
+// or an IPv4 address in dotted-decimal form, with an optional port without
+// leading zeros.
+func plainAuthority(a string) bool {
+	host, port, hasPort := strings.Cut(a, ":")
+	if !plainName(host) && !dottedQuad(host) {
+		return false
+	}
+	if !hasPort {
+		return true
+	}
+	if port == "" || port[0] == '0' || len(port) > 5 {
+		return false
+	}
+	n := 0
+	for i := 0; i < len(port); i++ {
+		if port[i] < '0' || port[i] > '9' {
+			return false
+		}
+		n = n*10 + int(port[i]-'0')
+	}
+	return n <= 65535
+}
+
+func plainName(host string) bool {
+	if host == "" || host[0] == '.' || host[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(host); i++ {
+		c := host[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	last := host[strings.LastIndexByte(host, '.')+1:]
+	return last != "" && (last[0] < '0' || last[0] > '9')
+}
+
+// dottedQuad accepts four decimal parts of 0 to 255 without leading zeros:
+// the form the parser gives every IPv4 address.
+func dottedQuad(host string) bool {
+	parts := 0
+	for p := range strings.SplitSeq(host, ".") {
+		parts++
+		if p == "" || len(p) > 3 || len(p) > 1 && p[0] == '0' {
+			return false
+		}
+		n := 0
+		for i := 0; i < len(p); i++ {
+			if p[i] < '0' || p[i] > '9' {
+				return false
+			}
+			n = n*10 + int(p[i]-'0')
+		}
+		if n > 255 {
+			return false
+		}
+	}
+	return parts == 4
 }
 
 // Murmur3 is MurmurHash3's x86 32-bit variant.

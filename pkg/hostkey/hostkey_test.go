@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	whatwg "github.com/nlnwa/whatwg-url/url"
 )
 
 func TestMurmur3Vectors(t *testing.T) {
@@ -112,6 +114,37 @@ func TestAuthorityBadInput(t *testing.T) {
 		}
 		if got, err := ForURL(in); err == nil {
 			t.Errorf("ForURL(%q) = %q, want error", in, got)
+		}
+	}
+}
+
+// The fast path agrees with the WHATWG parser wherever it answers, and
+// answers for the normalised forms workers handle.
+func TestNormalAuthority(t *testing.T) {
+	for _, tc := range []struct {
+		url  string
+		fast bool // the fast path must answer
+	}{
+		{"http://a.example/x", true}, {"https://a.example", true}, {"http://a.example:8080/?q", true},
+		{"http://127.0.0.1/", true}, {"http://127.0.0.1:8080/x", true}, {"http://10.0.0.255/", true},
+		{"http://a.example.:81#f", false}, {"http://xn--bcher-kva.example/", true}, {"http://a-b.example/", true},
+		{"http://A.Example/", false}, {"http://a.example:80/", false}, {"https://a.example:443/", false},
+		{"http://0x7f.1/", false}, {"http://127.1/", false}, {"http://127.0.0.01/", false}, {"http://256.0.0.1/", false},
+		{"http://1.2.3.4.5/", false}, {"http://1.2.3.4./", false}, {"http://017.0.0.1/", false}, {"http://1.2.3.a4/", true},
+		{"http://user@a.example/", false}, {"http://a.example:0080/", false}, {"http://[::1]:8080/", false},
+		{"ftp://a.example/", false}, {"http://a_b.example/", false}, {"http://a.example:99999/", false}, {"http://a.example:65535/", true}, {"http://a.example:65536/", false},
+		{"http://.a.example/", false}, {"http://-a.example/", false}, {"http://a.example:/", false}, {"http:///x", false},
+	} {
+		got, ok := normalAuthority(tc.url)
+		if ok != tc.fast {
+			t.Errorf("normalAuthority(%q) answers %v, want %v", tc.url, ok, tc.fast)
+		}
+		want, err := Authority(tc.url)
+		if ok && (err != nil || got != want) {
+			t.Errorf("normalAuthority(%q) = %q; the parser gives %q, %v", tc.url, got, want, err)
+		}
+		if u, perr := whatwg.Parse(tc.url); ok && (perr != nil || u.Host() != got) {
+			t.Errorf("normalAuthority(%q) = %q; whatwg gives %v", tc.url, got, perr)
 		}
 	}
 }

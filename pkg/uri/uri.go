@@ -44,6 +44,11 @@ func Resolve(base, ref string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("base: %w", err)
 	}
+	return resolveParsed(b, base, ref)
+}
+
+// resolveParsed resolves ref against b, the parsed form of base.
+func resolveParsed(b *whatwg.Url, base, ref string) (string, error) {
 	u, err := b.Parse(ref)
 	if err != nil {
 		return "", fmt.Errorf("resolve %q against %q: %w", ref, base, err)

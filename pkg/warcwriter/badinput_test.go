@@ -37,7 +37,10 @@ func TestBadCaptures(t *testing.T) {
 		{"block digest unknown algorithm", func(c *Capture) { c.BlockDigest = "crc9:AAAA" }, "unsupported digest algorithm", false},
 		{"response too short for http", func(c *Capture) {
 			c.Response, c.ResponseLength = strings.NewReader("HT"), 2
-		}, "not a http block", false},
+		}, "not an HTTP response", true},
+		{"response not http", func(c *Capture) {
+			c.Response, c.ResponseLength = strings.NewReader("<html>hello</html>"), 18
+		}, `not an HTTP response: starts "<html"`, true},
 		{"revisit without date", func(c *Capture) { c.Revisit = &Revisit{RefersToURI: c.URL} }, "Revisit.RefersToDate: is zero", true},
 		{"revisit without uri", func(c *Capture) { c.Revisit = &Revisit{RefersToDate: fetchDate} }, "Revisit.RefersToURI", true},
 		{"revisit with bad record id", func(c *Capture) {

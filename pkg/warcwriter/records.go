@@ -51,10 +51,19 @@ type builder struct {
 // httpOptions build request and response records. The block is the server's
 // bytes, kept as received: syntax problems in it are neither reported nor
 // "fixed", and a digest supplied by the caller is checked, never replaced.
-func (b builder) httpOptions() []gowarc.WarcRecordOption {
-	return append(b.common(),
+//
+// Unless parse is set (a revisit needs the HTTP header split off), gowarc
+// keeps the block whole. A parsed block costs a second SHA-1 pass over the
+// payload for a payload digest we replace with our own anyway (gowarc would
+// digest a chunked body with its framing), and an HTTP header parse.
+func (b builder) httpOptions(parse bool) []gowarc.WarcRecordOption {
+	opts := append(b.common(),
 		gowarc.WithSyntaxErrorPolicy(gowarc.ErrIgnore),
 		gowarc.WithFixSyntaxErrors(false))
+	if !parse {
+		opts = append(opts, gowarc.WithSkipParseBlock())
+	}
+	return opts
 }
 
 // fieldsOptions build warcinfo, metadata and dns records, whose blocks this
@@ -118,7 +127,7 @@ func build(rb gowarc.WarcRecordBuilder) (gowarc.WarcRecord, error) {
 
 // request builds the request record of c.
 func (b builder) request(c *Capture) (gowarc.WarcRecord, error) {
-	rb, err := b.newRecord(gowarc.Request, b.httpOptions(), c.URL, c.Date, contentTypeRequest)
+	rb, err := b.newRecord(gowarc.Request, b.httpOptions(false), c.URL, c.Date, contentTypeRequest)
 	if err != nil {
 		return nil, err
 	}
@@ -136,8 +145,8 @@ func (b builder) request(c *Capture) (gowarc.WarcRecord, error) {
 // response builds the response record of c. WARC-Payload-Digest is the
 // caller's: gowarc would digest a chunked body with its chunk framing, while
 // WARC 1.1 (6.3.2) wants the entity body with transfer coding removed.
-func (b builder) response(c *Capture) (gowarc.WarcRecord, error) {
-	rb, err := b.newRecord(gowarc.Response, b.httpOptions(), c.URL, c.Date, contentTypeResponse)
+func (b builder) response(c *Capture, parse bool) (gowarc.WarcRecord, error) {
+	rb, err := b.newRecord(gowarc.Response, b.httpOptions(parse), c.URL, c.Date, contentTypeResponse)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +156,21 @@ func (b builder) response(c *Capture) (gowarc.WarcRecord, error) {
 	if c.BlockDigest != "" {
 		rb.AddWarcHeader(gowarc.WarcBlockDigest, c.BlockDigest)
 	}
-	n, err := rb.ReadFrom(io.LimitReader(c.Response, c.ResponseLength))
+	// gowarc no longer parses the block, so check it is an HTTP response
+	// here (the fetcher only keeps ones that are).
+	var head [len("HTTP/")]byte
+	k, err := io.ReadFull(io.LimitReader(c.Response, c.ResponseLength), head[:])
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		_ = rb.Close()
+		return nil, fmt.Errorf("read response of %s: %w", c.URL, err)
+	}
+	if string(head[:k]) != "HTTP/" {
+		_ = rb.Close()
+		return nil, fmt.Errorf("%w: %s: Response: not an HTTP response: starts %q", ErrInvalidInput, c.URL, head[:k])
+	}
+	_, _ = rb.Write(head[:k])
+	n, err := copyBlock(rb, c.Response, c.ResponseLength-int64(k))
+	n += int64(k)
 	if err != nil {
 		_ = rb.Close()
 		return nil, fmt.Errorf("read response of %s: %w", c.URL, err)
@@ -165,11 +188,28 @@ func (b builder) response(c *Capture) (gowarc.WarcRecord, error) {
 	return rec, nil
 }
 
+// wholeReader is a reader holding all its bytes in memory (bytes.Reader,
+// strings.Reader): spooled responses are.
+type wholeReader interface {
+	Len() int
+	WriteTo(io.Writer) (int64, error)
+}
+
+// copyBlock copies n bytes of r into rb. A reader holding exactly those
+// bytes in memory writes them in one call, so gowarc's buffer is sized
+// once instead of doubling its way up, copying as it goes.
+func copyBlock(rb gowarc.WarcRecordBuilder, r io.Reader, n int64) (int64, error) {
+	if w, ok := r.(wholeReader); ok && int64(w.Len()) == n {
+		return w.WriteTo(rb)
+	}
+	return rb.ReadFrom(io.LimitReader(r, n))
+}
+
 // revisit builds a revisit of c (identical-payload-digest, or
 // server-not-modified for a 304): gowarc turns the full response record into
 // one whose block is the HTTP header only.
 func (b builder) revisit(c *Capture) (gowarc.WarcRecord, error) {
-	resp, err := b.response(c)
+	resp, err := b.response(c, true)
 	if err != nil {
 		return nil, err
 	}

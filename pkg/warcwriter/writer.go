@@ -116,7 +116,7 @@ func (w *Writer) buildCapture(c *Capture) ([]gowarc.WarcRecord, error) {
 	if c.Revisit != nil {
 		main, err = w.build.revisit(c)
 	} else {
-		main, err = w.build.response(c)
+		main, err = w.build.response(c, false)
 	}
 	if err != nil {
 		_ = req.Close()

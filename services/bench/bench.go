@@ -49,6 +49,8 @@ type Config struct {
 	DataDir string
 	// CPUProfile, when set, keeps the crawl's CPU profile there.
 	CPUProfile string
+	// Trace, when set, writes the crawl's execution trace there.
+	Trace string
 	// Base is the profile the crawl starts from (politeness is turned off).
 	Base   profile.Profile
 	Logger *slog.Logger
@@ -56,10 +58,13 @@ type Config struct {
 
 // Report is what one benchmark run measured.
 type Report struct {
-	Site     string
-	URLs     int
-	Baseline baseline.Result
-	Crawl    CrawlResult
+	Site string
+	URLs int
+	// Baselines are the baseline runs before and after the crawl; Baseline
+	// pools them, and is what the crawl is compared with.
+	Baselines []baseline.Result
+	Baseline  baseline.Result
+	Crawl     CrawlResult
 }
 
 // CrawlResult is the standalone crawl's side.
@@ -97,7 +102,8 @@ type site struct {
 	close    func() error
 }
 
-// Run serves the site, runs the baseline, then the crawl.
+// Run serves the site and runs the baseline, the crawl, and the baseline
+// again.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -117,17 +123,51 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if dataDir == "" {
 		dataDir = filepath.Join(tmp, "crawl")
 	}
-	// The crawl runs first, so the peak RSS read after it is the crawl's.
+	// The baseline runs before and after the crawl, and the ratio is taken
+	// to both together: a VM's speed drifts by tens of percent within a
+	// minute, and a crawl compared with one neighbouring run takes the
+	// drift for its own speed.
+	runBaseline := func() error {
+		b, err := baseline.Run(ctx, s.urls, baseline.Options{
+			Goroutines: cfg.Goroutines, GzipLevel: cfg.GzipLevel, Resolver: s.resolver, Logger: cfg.Logger,
+		})
+		if err != nil {
+			return fmt.Errorf("bench baseline: %w", err)
+		}
+		r.Baselines = append(r.Baselines, b)
+		return nil
+	}
+	if err := runBaseline(); err != nil {
+		return nil, err
+	}
 	if r.Crawl, err = crawl(ctx, cfg, s, dataDir); err != nil {
 		return nil, err
 	}
-	r.Baseline, err = baseline.Run(ctx, s.urls, baseline.Options{
-		Goroutines: cfg.Goroutines, GzipLevel: cfg.GzipLevel, Resolver: s.resolver, Logger: cfg.Logger,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("bench baseline: %w", err)
+	if err := runBaseline(); err != nil {
+		return nil, err
 	}
+	r.Baseline = merge(r.Baselines)
 	return r, nil
+}
+
+// merge pools baseline runs into one result: rates over the summed pages,
+// time and CPU.
+func merge(runs []baseline.Result) baseline.Result {
+	var m baseline.Result
+	for _, b := range runs {
+		m.Pages += b.Pages
+		m.Bytes += b.Bytes
+		m.Errors += b.Errors
+		m.Wall += b.Wall
+		m.CPU += b.CPU
+	}
+	if m.Wall > 0 {
+		m.PagesPerSec = float64(m.Pages) / m.Wall.Seconds()
+	}
+	if m.Pages > 0 {
+		m.CPUMicrosPerPage = float64(m.CPU.Microseconds()) / float64(m.Pages)
+	}
+	return m
 }
 
 // serve starts the site the config names.

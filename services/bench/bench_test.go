@@ -3,6 +3,8 @@ package bench
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,13 +24,25 @@ func TestRunSmall(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			base := profile.Default()
+			trace := filepath.Join(t.TempDir(), "trace.out")
 			r, err := Run(ctx, Config{Site: site, Hosts: 2, PagesPerHost: 10, PageBytes: 10_000, DocsPages: 12,
-				GzipLevel: 6, Threads: 8, Goroutines: 8, Base: base})
+				GzipLevel: 6, Threads: 8, Goroutines: 8, Base: base, Trace: trace})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Baseline.Pages != r.URLs || r.Baseline.Errors != 0 {
-				t.Fatalf("baseline fetched %d of %d URLs, %d errors", r.Baseline.Pages, r.URLs, r.Baseline.Errors)
+			if fi, err := os.Stat(trace); err != nil || fi.Size() == 0 {
+				t.Errorf("execution trace %s: %v (empty: %v)", trace, err, err == nil && fi.Size() == 0)
+			}
+			if len(r.Baselines) != 2 {
+				t.Fatalf("%d baseline runs, want one before and one after the crawl", len(r.Baselines))
+			}
+			for i, b := range r.Baselines {
+				if b.Pages != r.URLs || b.Errors != 0 {
+					t.Fatalf("baseline #%d fetched %d of %d URLs, %d errors", i+1, b.Pages, r.URLs, b.Errors)
+				}
+			}
+			if r.Baseline.Pages != 2*r.URLs || r.Baseline.Wall != r.Baselines[0].Wall+r.Baselines[1].Wall {
+				t.Fatalf("pooled baseline %+v does not add up the runs %+v", r.Baseline, r.Baselines)
 			}
 			// The crawl fetches every URL once; robots.txt counts once more
 			// when the site has no such file (a 404 is still a page).

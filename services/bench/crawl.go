@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"syscall"
@@ -33,6 +34,13 @@ func crawl(ctx context.Context, cfg Config, s *site, dataDir string) (CrawlResul
 		return CrawlResult{}, fmt.Errorf("bench profile: %w", err)
 	}
 	resetPeakRSS()
+	if cfg.Trace != "" {
+		stop, err := startTrace(cfg.Trace)
+		if err != nil {
+			return CrawlResult{}, err
+		}
+		defer stop()
+	}
 	var prof bytes.Buffer
 	cpu0, mach0 := processCPU(), machineCPU()
 	if err := pprof.StartCPUProfile(&prof); err != nil {
@@ -57,6 +65,20 @@ func crawl(ctx context.Context, cfg Config, s *site, dataDir string) (CrawlResul
 	}
 	r.Pages, r.Window, err = crawlWindow(filepath.Join(dataDir, "logs", "fc-npld"))
 	return r, err
+}
+
+// startTrace writes an execution trace of the crawl to name, for
+// finding where threads wait (go tool trace).
+func startTrace(name string) (stop func(), err error) {
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, fmt.Errorf("bench trace: %w", err)
+	}
+	if err := trace.Start(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("bench trace: %w", err)
+	}
+	return func() { trace.Stop(); _ = f.Close() }, nil
 }
 
 // stageCPU sums the profile's CPU samples by their "stage" label.

@@ -15,12 +15,15 @@ func (r *Report) Print(w io.Writer) {
 	c, b := r.Crawl, r.Baseline
 	fmt.Fprintf(w, "site %s: %d URLs\n", r.Site, r.URLs)
 	fmt.Fprintf(w, "%-9s %8s %10s %14s %18s %10s\n", "", "pages", "pages/s", "CPU-µs/page", "machine-µs/page", "peak RSS")
+	for i, run := range r.Baselines {
+		fmt.Fprintf(w, "%-9s %8d %10.0f %14.0f %18s %10s\n", fmt.Sprintf("base #%d", i+1), run.Pages, run.PagesPerSec, run.CPUMicrosPerPage, "-", "-")
+	}
 	fmt.Fprintf(w, "%-9s %8d %10.0f %14.0f %18s %10s\n", "baseline", b.Pages, b.PagesPerSec, b.CPUMicrosPerPage, "-", "-")
 	fmt.Fprintf(w, "%-9s %8d %10.0f %14.0f %18.0f %9.0fM\n", "trawler", c.Pages, c.PagesPerSec(),
 		perPage(c.CPU, c.Pages), perPage(c.MachineCPU, c.Pages), float64(c.PeakRSS)/(1<<20))
 	if b.PagesPerSec > 0 {
-		fmt.Fprintf(w, "trawler/baseline: %.0f%% of the baseline's pages/s (crawl window %s)\n",
-			100*c.PagesPerSec()/b.PagesPerSec, c.Window.Round(time.Millisecond))
+		fmt.Fprintf(w, "trawler/baseline: %.0f%% of the baseline's pages/s, %.0f%% of its CPU-µs/page (crawl window %s)\n",
+			100*c.PagesPerSec()/b.PagesPerSec, 100*perPage(c.CPU, c.Pages)/b.CPUMicrosPerPage, c.Window.Round(time.Millisecond))
 	}
 	fmt.Fprintf(w, "CPU-µs per page by stage (profiled):")
 	names := make([]string, 0, len(c.Stages))

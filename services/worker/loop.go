@@ -87,23 +87,25 @@ func (w *Worker) dispatch(ctx context.Context, work chan<- *frontier.Claim) {
 	defer close(work)
 	threshold := w.cfg.Threads
 	idle := 50 * time.Millisecond
+	var last time.Time // start of the last claim call
 	for ctx.Err() == nil {
 		n := w.slots.available()
 		if n < threshold {
-			w.waitFor(ctx, w.slots.freed, time.Second)
+			w.waitFor(ctx, w.slots.freed, nil, time.Second)
 			continue
 		}
 		n, limit := w.budget(ctx, n)
 		if limit != "" || n == 0 {
-			w.waitFor(ctx, w.slots.freed, time.Second)
+			w.waitFor(ctx, w.slots.freed, nil, time.Second)
 			continue
 		}
+		last = time.Now()
 		claims, wait, err := w.front.Claim(ctx, n, w.cfg.Lease)
 		if err != nil {
 			if ctx.Err() == nil {
 				w.log.Error("claim failed", "err", err)
 			}
-			w.waitFor(ctx, nil, time.Second)
+			w.waitFor(ctx, nil, nil, time.Second)
 			continue
 		}
 		w.slots.take(len(claims))
@@ -116,23 +118,39 @@ func (w *Worker) dispatch(ctx context.Context, work chan<- *frontier.Claim) {
 			continue
 		}
 		switch {
+		case wait == frontier.Idle && w.slots.available() < 2*w.cfg.Threads:
+			// Nothing is ready, but this worker's claims keep their hosts
+			// busy: the next completion can make one ready again (a host at
+			// its parallelQueues), and no admission need follow to say so.
+			// Claim again after a completion, at most every minClaimGap.
+			w.waitFor(ctx, w.wake, w.slots.freed, idle)
+			idle = min(2*idle, time.Second)
+			w.waitFor(ctx, nil, nil, time.Until(last.Add(minClaimGap)))
 		case wait == frontier.Idle:
-			w.waitFor(ctx, w.wake, idle)
+			w.waitFor(ctx, w.wake, nil, idle)
 			idle = min(2*idle, time.Second)
 		default:
 			idle = 50 * time.Millisecond
-			w.waitFor(ctx, w.wake, min(max(wait, 5*time.Millisecond), time.Second))
+			w.waitFor(ctx, w.wake, nil, min(max(wait, minClaimGap), time.Second))
 		}
 	}
 }
 
-// waitFor waits for d, a signal on ch (nil: none) or the end of ctx.
-func (w *Worker) waitFor(ctx context.Context, ch <-chan struct{}, d time.Duration) {
+// minClaimGap spaces claim calls that found too little, so a busy worker
+// does not call the frontier once per finished URI.
+const minClaimGap = 5 * time.Millisecond
+
+// waitFor waits for d, a signal on a or b (nil: none) or the end of ctx.
+func (w *Worker) waitFor(ctx context.Context, a, b <-chan struct{}, d time.Duration) {
+	if d <= 0 {
+		return
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-	case <-ch:
+	case <-a:
+	case <-b:
 	case <-t.C:
 	}
 }

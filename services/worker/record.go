@@ -17,7 +17,6 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/messages"
 	"github.com/trawler-crawl/trawler/pkg/profile"
 	"github.com/trawler-crawl/trawler/pkg/robots"
-	"github.com/trawler-crawl/trawler/pkg/uri"
 	"github.com/trawler-crawl/trawler/pkg/warcwriter"
 )
 
@@ -83,7 +82,7 @@ func (w *Worker) capture(t *task, resp *fetch.Response, links []extract.Link) wa
 	capt := warcwriter.Capture{
 		URL: t.l.URL, Date: resp.Start, IP: ip, Request: resp.RequestBytes,
 		Response: resp.Raw.NewReader(), ResponseLength: resp.Raw.Size(),
-		PayloadDigest: resp.PayloadDigest, BlockDigest: resp.BlockDigest,
+		PayloadDigest: resp.PayloadDigest,
 		Metadata: &warcwriter.Metadata{
 			Via: t.l.ParentURL, HopsFromSeed: t.l.HopPath(), SourceTag: t.l.Source(),
 			FetchTimeMs: resp.Duration.Milliseconds(), Outlinks: outlinks,
@@ -182,7 +181,7 @@ func (w *Worker) admitOutlinks(ctx context.Context, t *task, links []extract.Lin
 // stands.
 func (w *Worker) extract(t *task, resp *fetch.Response) []extract.Link {
 	p := t.eff.Profile
-	opts := extract.Options{Resolve: uri.Resolve}
+	opts := extract.Options{Resolve: w.resolve.ForBase()}
 	links := extract.Headers(resp.Header, t.l.URL, opts)
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
 		return links

@@ -20,6 +20,7 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/messages"
 	"github.com/trawler-crawl/trawler/pkg/profile"
 	"github.com/trawler-crawl/trawler/pkg/recentdb"
+	"github.com/trawler-crawl/trawler/pkg/uri"
 	"github.com/trawler-crawl/trawler/pkg/warcwriter"
 )
 
@@ -51,6 +52,7 @@ type Worker struct {
 	clog     *crawllog.Writer
 	failed   failMemo
 	admitted *admitCache
+	resolve  *uri.Resolver // extraction's link resolution, cached across pages
 	producer *kgo.Client
 	metrics  *metrics
 	reg      prometheus.Registerer
@@ -114,8 +116,8 @@ func New(cfg Config, d Deps) (*Worker, error) {
 		cfg: cfg, prof: p, log: d.Logger, rdb: d.Redis, kcfg: d.Kafka, front: front, batch: frontier.NewBatcher(front),
 		chain: ch, recent: recent, fetchParts: parts,
 		producer: prod, metrics: newMetrics(d.Registerer), version: d.Version, reg: d.Registerer,
-		admitted: newAdmitCache(admitCacheTTL, admitCacheMax),
-		slots:    newSlots(2 * cfg.Threads), held: held{m: map[*frontier.Claim]struct{}{}}, wake: make(chan struct{}, 1),
+		admitted: newAdmitCache(admitCacheTTL, admitCacheMax), resolve: uri.NewResolver(0),
+		slots: newSlots(2 * cfg.Threads), held: held{m: map[*frontier.Claim]struct{}{}}, wake: make(chan struct{}, 1),
 	}
 	return w, nil
 }
