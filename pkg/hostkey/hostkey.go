@@ -44,7 +44,7 @@ func Authority(rawURL string) (string, error) {
 		}
 		return host, nil
 	}
-	if a, ok := normalAuthority(rawURL); ok {
+	if a, ok := NormalAuthority(rawURL); ok {
 		return a, nil
 	}
 	if strings.TrimSpace(rawURL) == "" {
@@ -62,12 +62,13 @@ func Authority(rawURL string) (string, error) {
 	return u.Host(), nil
 }
 
-// normalAuthority is Authority's fast path for an http(s) URL already in
+// NormalAuthority is Authority's fast path for an http(s) URL already in
 // WHATWG-normalised form (lower-case name or dotted IPv4, no default port),
 // which is what workers handle: the authority is then the text between
 // "//" and the path, and the parser, at microseconds a URL, is skipped.
-// It reports false for anything the parser might rewrite.
-func normalAuthority(u string) (string, bool) {
+// It reports false for anything the parser might rewrite, and for other
+// schemes; callers then parse.
+func NormalAuthority(u string) (string, bool) {
 	rest, ok := strings.CutPrefix(u, "http://")
 	def := ":80"
 	if !ok {

@@ -135,16 +135,16 @@ func TestNormalAuthority(t *testing.T) {
 		{"ftp://a.example/", false}, {"http://a_b.example/", false}, {"http://a.example:99999/", false}, {"http://a.example:65535/", true}, {"http://a.example:65536/", false},
 		{"http://.a.example/", false}, {"http://-a.example/", false}, {"http://a.example:/", false}, {"http:///x", false},
 	} {
-		got, ok := normalAuthority(tc.url)
+		got, ok := NormalAuthority(tc.url)
 		if ok != tc.fast {
-			t.Errorf("normalAuthority(%q) answers %v, want %v", tc.url, ok, tc.fast)
+			t.Errorf("NormalAuthority(%q) answers %v, want %v", tc.url, ok, tc.fast)
 		}
 		want, err := Authority(tc.url)
 		if ok && (err != nil || got != want) {
-			t.Errorf("normalAuthority(%q) = %q; the parser gives %q, %v", tc.url, got, want, err)
+			t.Errorf("NormalAuthority(%q) = %q; the parser gives %q, %v", tc.url, got, want, err)
 		}
 		if u, perr := whatwg.Parse(tc.url); ok && (perr != nil || u.Host() != got) {
-			t.Errorf("normalAuthority(%q) = %q; whatwg gives %v", tc.url, got, perr)
+			t.Errorf("NormalAuthority(%q) = %q; whatwg gives %v", tc.url, got, perr)
 		}
 	}
 }

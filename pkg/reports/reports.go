@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/trawler-crawl/trawler/pkg/crawllog"
+	"github.com/trawler-crawl/trawler/pkg/hostkey"
 	"github.com/trawler-crawl/trawler/pkg/messages"
 	"github.com/trawler-crawl/trawler/pkg/uri"
 )
@@ -198,6 +199,10 @@ func hostOf(ev *messages.Crawled) (string, bool) {
 	}
 	// Heritrix tallies by CrawlHost, the host name without the port; the
 	// event's host field carries the port, so the URL decides.
+	if a, ok := hostkey.NormalAuthority(ev.URL); ok {
+		h, _, _ := strings.Cut(a, ":")
+		return h, true
+	}
 	if h, err := uri.Host(ev.URL); err == nil && h != "" {
 		return h, true
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/trawler-crawl/trawler/internal/lru"
@@ -13,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/trawler-crawl/trawler/pkg/hostkey"
 	"github.com/trawler-crawl/trawler/pkg/uri"
 )
 
@@ -192,6 +194,10 @@ func decodeEntry(vals []any) (status int, body []byte, fetched time.Time, err er
 // a port only when it is not the scheme's default). RFC 9309 scopes a
 // robots.txt to exactly this triple, so http and https are distinct.
 func Origin(rawURL string) (string, error) {
+	if a, ok := hostkey.NormalAuthority(rawURL); ok {
+		scheme, _, _ := strings.Cut(rawURL, ":")
+		return scheme + "://" + a, nil
+	}
 	u, err := uri.Parse(rawURL)
 	if err != nil {
 		return "", fmt.Errorf("robots origin: %w", err)

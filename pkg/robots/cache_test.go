@@ -322,6 +322,8 @@ func TestOrigin(t *testing.T) {
 		{"https://example.com:80/", "https://example.com:80"},
 		{"http://bücher.example/", "http://xn--bcher-kva.example"},
 		{"http://[::1]:8080/", "http://[::1]:8080"},
+		{"http://example.com/x", "http://example.com"}, {"https://127.0.0.1:8443/x", "https://127.0.0.1:8443"},
+		{"http://a.example?q", "http://a.example"}, {"https://a.example#f", "https://a.example"},
 	}
 	for _, tt := range tests {
 		got, err := Origin(tt.in)

@@ -2,6 +2,8 @@ package warcwriter
 
 import (
 	"crypto/rand"
+	"crypto/sha1" //nolint:gosec // SHA-1 is what WARC digests use
+	"encoding/base32"
 	"errors"
 	"fmt"
 	"io"
@@ -72,6 +74,20 @@ func (b builder) fieldsOptions() []gowarc.WarcRecordOption {
 	return append(b.common(), gowarc.WithFixSyntaxErrors(false))
 }
 
+// owned adds to opts what suits a small record whose header and block this
+// package writes in full (request, metadata): gowarc's header checks, which
+// parse every URI field, are skipped, and the caller supplies the block
+// digest (blockDigest), since gowarc then no longer computes it.
+func owned(opts []gowarc.WarcRecordOption) []gowarc.WarcRecordOption {
+	return append(opts, gowarc.WithSpecViolationPolicy(gowarc.ErrIgnore))
+}
+
+// blockDigest is WARC-Block-Digest of block.
+func blockDigest(block []byte) string {
+	sum := sha1.Sum(block) //nolint:gosec // SHA-1 is what WARC digests use
+	return "sha1:" + base32.StdEncoding.EncodeToString(sum[:])
+}
+
 func (b builder) common() []gowarc.WarcRecordOption {
 	return []gowarc.WarcRecordOption{
 		gowarc.WithVersion(gowarc.V1_1),
@@ -127,10 +143,11 @@ func build(rb gowarc.WarcRecordBuilder) (gowarc.WarcRecord, error) {
 
 // request builds the request record of c.
 func (b builder) request(c *Capture) (gowarc.WarcRecord, error) {
-	rb, err := b.newRecord(gowarc.Request, b.httpOptions(false), c.URL, c.Date, contentTypeRequest)
+	rb, err := b.newRecord(gowarc.Request, owned(b.httpOptions(false)), c.URL, c.Date, contentTypeRequest)
 	if err != nil {
 		return nil, err
 	}
+	rb.AddWarcHeader(gowarc.WarcBlockDigest, blockDigest(c.Request))
 	if _, err := rb.Write(c.Request); err != nil {
 		_ = rb.Close()
 		return nil, fmt.Errorf("buffer request: %w", err)
@@ -232,11 +249,13 @@ func (b builder) revisit(c *Capture) (gowarc.WarcRecord, error) {
 
 // metadata builds the metadata record of c.
 func (b builder) metadata(c *Capture) (gowarc.WarcRecord, error) {
-	rb, err := b.newRecord(gowarc.Metadata, b.fieldsOptions(), c.URL, c.Date, gowarc.ApplicationWarcFields)
+	rb, err := b.newRecord(gowarc.Metadata, owned(b.fieldsOptions()), c.URL, c.Date, gowarc.ApplicationWarcFields)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := rb.WriteString(metadataBlock(c.Metadata)); err != nil {
+	block := metadataBlock(c.Metadata)
+	rb.AddWarcHeader(gowarc.WarcBlockDigest, blockDigest([]byte(block)))
+	if _, err := rb.WriteString(block); err != nil {
 		_ = rb.Close()
 		return nil, fmt.Errorf("buffer metadata: %w", err)
 	}

@@ -6,6 +6,9 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/frontier"
 )
 
+// maxLookupBatch caps the URLs of one coalesced lookup pipeline.
+const maxLookupBatch = 2000
+
 // lastCrawled fills each candidate's last-crawl time from the
 // recently-crawled DB in one round trip, for the recently-seen filter. A
 // DB that cannot be read leaves the times zero: the frontier's own record
@@ -15,7 +18,7 @@ func (w *Worker) lastCrawled(ctx context.Context, cands []frontier.Candidate) {
 	for i, c := range cands {
 		urls[i] = c.Launch.URL
 	}
-	es, err := w.recent.Lookup(ctx, urls)
+	es, err := w.lookups.Do(ctx, urls)
 	if err != nil {
 		w.log.Warn("recently-crawled lookup for admission", "err", err)
 		return

@@ -233,7 +233,7 @@ func conditional(hdr http.Header, eff *sheets.Effective, prior recentdb.Entry, f
 // prior reads the recently-crawled DB's entry for url; an unreadable DB
 // gives an empty entry (no conditional request, a full record written).
 func (w *Worker) prior(ctx context.Context, url string) recentdb.Entry {
-	es, err := w.recent.Lookup(ctx, []string{url})
+	es, err := w.lookups.Do(ctx, []string{url})
 	if err != nil || len(es) == 0 {
 		if err != nil {
 			w.log.Warn("recently-crawled lookup; fetching without history", "url", url, "err", err)

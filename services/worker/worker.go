@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/trawler-crawl/trawler/internal/coalesce"
 	"github.com/trawler-crawl/trawler/pkg/crawllog"
 	"github.com/trawler-crawl/trawler/pkg/fetch"
 	"github.com/trawler-crawl/trawler/pkg/frontier"
@@ -46,6 +47,9 @@ type Worker struct {
 	batch  *frontier.Batcher
 	chain  *chain
 	recent *recentdb.DB
+	// lookups coalesces the threads' recently-crawled lookups (one per
+	// fetch, one per page's outlinks) into shared pipelines.
+	lookups *coalesce.Group[string, recentdb.Entry]
 	fetchParts
 	warc     *warcwriter.Writer
 	viral    *warcwriter.Writer
@@ -115,6 +119,7 @@ func New(cfg Config, d Deps) (*Worker, error) {
 	w := &Worker{
 		cfg: cfg, prof: p, log: d.Logger, rdb: d.Redis, kcfg: d.Kafka, front: front, batch: frontier.NewBatcher(front),
 		chain: ch, recent: recent, fetchParts: parts,
+		lookups:  &coalesce.Group[string, recentdb.Entry]{Run: recent.Lookup, MaxBatch: maxLookupBatch},
 		producer: prod, metrics: newMetrics(d.Registerer), version: d.Version, reg: d.Registerer,
 		admitted: newAdmitCache(admitCacheTTL, admitCacheMax), resolve: uri.NewResolver(0),
 		slots: newSlots(2 * cfg.Threads), held: held{m: map[*frontier.Claim]struct{}{}}, wake: make(chan struct{}, 1),
