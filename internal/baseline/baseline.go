@@ -154,20 +154,42 @@ func Run(ctx context.Context, urls []string, o Options) (Result, error) {
 	}
 	res.CPU = cpu1 - cpu0
 	for _, t := range totals {
-		res.Pages += t.Pages
-		res.Bytes += t.Bytes
-		res.Errors += t.Errors
+		res.add(t)
 	}
-	if res.Wall > 0 {
-		res.PagesPerSec = float64(res.Pages) / res.Wall.Seconds()
-	}
-	if res.Pages > 0 {
-		res.CPUMicrosPerPage = float64(res.CPU.Microseconds()) / float64(res.Pages)
-	}
+	res.rates()
 	if err := ctx.Err(); err != nil {
 		return res, fmt.Errorf("baseline run stopped after %d of %d URLs: %w", res.Pages+res.Errors, len(urls), err)
 	}
 	return res, nil
+}
+
+// Merge pools runs of the baseline into one result: its rates are over the
+// summed pages, wall time and CPU.
+func Merge(runs ...Result) Result {
+	var m Result
+	for _, r := range runs {
+		m.add(r)
+		m.Wall += r.Wall
+		m.CPU += r.CPU
+	}
+	m.rates()
+	return m
+}
+
+func (r *Result) add(o Result) {
+	r.Pages += o.Pages
+	r.Bytes += o.Bytes
+	r.Errors += o.Errors
+}
+
+// rates sets PagesPerSec and CPUMicrosPerPage from the totals.
+func (r *Result) rates() {
+	if r.Wall > 0 {
+		r.PagesPerSec = float64(r.Pages) / r.Wall.Seconds()
+	}
+	if r.Pages > 0 {
+		r.CPUMicrosPerPage = float64(r.CPU.Microseconds()) / float64(r.Pages)
+	}
 }
 
 // worker takes URLs by index until none are left or ctx ends, reusing one

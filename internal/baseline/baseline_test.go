@@ -199,3 +199,18 @@ func TestOptionsBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestMerge(t *testing.T) {
+	a := Result{Pages: 100, Bytes: 1000, Errors: 1, Wall: time.Second, CPU: 200 * time.Millisecond}
+	b := Result{Pages: 300, Bytes: 3000, Wall: time.Second, CPU: 600 * time.Millisecond}
+	m := Merge(a, b)
+	if m.Pages != 400 || m.Bytes != 4000 || m.Errors != 1 || m.Wall != 2*time.Second || m.CPU != 800*time.Millisecond {
+		t.Fatalf("totals %+v", m)
+	}
+	if m.PagesPerSec != 200 || m.CPUMicrosPerPage != 2000 {
+		t.Fatalf("rates %v pages/s, %v µs/page; want 200 and 2000", m.PagesPerSec, m.CPUMicrosPerPage)
+	}
+	if z := Merge(); z != (Result{}) {
+		t.Fatalf("Merge() = %+v", z)
+	}
+}

@@ -98,17 +98,23 @@ func plainAuthority(a string) bool {
 	if !hasPort {
 		return true
 	}
-	if port == "" || port[0] == '0' || len(port) > 5 {
-		return false
+	n, ok := decimal(port)
+	return ok && port[0] != '0' && n <= 65535
+}
+
+// decimal parses 1 to 5 ASCII digits.
+func decimal(s string) (int, bool) {
+	if s == "" || len(s) > 5 {
+		return 0, false
 	}
 	n := 0
-	for i := 0; i < len(port); i++ {
-		if port[i] < '0' || port[i] > '9' {
-			return false
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
 		}
-		n = n*10 + int(port[i]-'0')
+		n = n*10 + int(s[i]-'0')
 	}
-	return n <= 65535
+	return n, true
 }
 
 func plainName(host string) bool {
@@ -131,17 +137,8 @@ func dottedQuad(host string) bool {
 	parts := 0
 	for p := range strings.SplitSeq(host, ".") {
 		parts++
-		if p == "" || len(p) > 3 || len(p) > 1 && p[0] == '0' {
-			return false
-		}
-		n := 0
-		for i := 0; i < len(p); i++ {
-			if p[i] < '0' || p[i] > '9' {
-				return false
-			}
-			n = n*10 + int(p[i]-'0')
-		}
-		if n > 255 {
+		n, ok := decimal(p)
+		if !ok || len(p) > 1 && p[0] == '0' || n > 255 {
 			return false
 		}
 	}

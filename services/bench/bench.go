@@ -146,28 +146,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := runBaseline(); err != nil {
 		return nil, err
 	}
-	r.Baseline = merge(r.Baselines)
+	r.Baseline = baseline.Merge(r.Baselines...)
 	return r, nil
-}
-
-// merge pools baseline runs into one result: rates over the summed pages,
-// time and CPU.
-func merge(runs []baseline.Result) baseline.Result {
-	var m baseline.Result
-	for _, b := range runs {
-		m.Pages += b.Pages
-		m.Bytes += b.Bytes
-		m.Errors += b.Errors
-		m.Wall += b.Wall
-		m.CPU += b.CPU
-	}
-	if m.Wall > 0 {
-		m.PagesPerSec = float64(m.Pages) / m.Wall.Seconds()
-	}
-	if m.Pages > 0 {
-		m.CPUMicrosPerPage = float64(m.CPU.Microseconds()) / float64(m.Pages)
-	}
-	return m
 }
 
 // serve starts the site the config names.
