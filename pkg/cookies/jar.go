@@ -3,6 +3,7 @@ package cookies
 import (
 	"cmp"
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/trawler-crawl/trawler/internal/coalesce"
 )
 
 // Defaults for Options fields left zero.
@@ -47,7 +50,19 @@ type Jar struct {
 	opts   Options
 	now    func() time.Time
 	log    *slog.Logger
+	// reads coalesces the reads of concurrent fetches into shared
+	// pipelines: every fetch reads its domain's cookies.
+	reads *coalesce.Group[string, stored]
 }
+
+// stored is one domain's hash as read, or the error reading it.
+type stored struct {
+	fields map[string]string
+	err    error
+}
+
+// maxReadBatch caps the domains of one coalesced read.
+const maxReadBatch = 500
 
 // New returns a jar keeping its cookies in rdb under keys prefix +
 // registrable domain, e.g. prefix "fc:cookies:" gives "fc:cookies:bbc.co.uk".
@@ -62,6 +77,7 @@ func New(rdb redis.UniversalClient, prefix string, o Options) *Jar {
 		o.TTL = DefaultTTL
 	}
 	j := &Jar{rdb: rdb, prefix: prefix, opts: o, now: o.Now, log: o.Logger}
+	j.reads = &coalesce.Group[string, stored]{Run: j.readDomains, MaxBatch: maxReadBatch}
 	if j.now == nil {
 		j.now = time.Now
 	}
@@ -73,7 +89,7 @@ func New(rdb redis.UniversalClient, prefix string, o Options) *Jar {
 
 // Cookies returns the cookies to send with a request for u, longest path
 // first, then oldest first (RFC 6265 5.4). It costs one Redis round trip
-// (HGETALL of u's registrable domain). Non-http(s) URLs get none; so does
+// (HGETALL of u's registrable domain), shared with concurrent calls. Non-http(s) URLs get none; so does
 // every URL when Redis fails (the error is logged).
 func (j *Jar) Cookies(ctx context.Context, u *url.URL) []*http.Cookie {
 	if u.Scheme != "http" && u.Scheme != "https" {
@@ -84,11 +100,15 @@ func (j *Jar) Cookies(ctx context.Context, u *url.URL) []*http.Cookie {
 		return nil
 	}
 	key := jarKey(host)
-	stored, err := j.rdb.HGetAll(ctx, j.prefix+key).Result()
+	read, err := j.reads.Do(ctx, []string{key})
+	if err == nil {
+		err = read[0].err
+	}
 	if err != nil {
 		j.logRedisError(ctx, "read cookies", key, err)
 		return nil
 	}
+	stored := read[0].fields
 	if len(stored) == 0 {
 		return nil
 	}
@@ -113,6 +133,33 @@ func (j *Jar) Cookies(ctx context.Context, u *url.URL) []*http.Cookie {
 		out[i] = matched[i].cookie()
 	}
 	return out
+}
+
+// readDomains reads the hashes of domains in one pipeline. A reply that
+// is an error (a key of the wrong type) fails its domain only.
+func (j *Jar) readDomains(ctx context.Context, domains []string) ([]stored, error) {
+	cmds := make([]*redis.MapStringStringCmd, len(domains))
+	_, err := j.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, d := range domains {
+			cmds[i] = p.HGetAll(ctx, j.prefix+d)
+		}
+		return nil
+	})
+	out := make([]stored, len(domains))
+	for i, c := range cmds {
+		out[i] = stored{fields: c.Val(), err: c.Err()}
+		if out[i].err != nil && !isReply(out[i].err) {
+			return nil, err // Redis unreachable: every domain fails alike
+		}
+	}
+	return out, nil
+}
+
+// isReply tells an error reply about one key from a failure to reach
+// Redis.
+func isReply(err error) bool {
+	var rerr redis.Error
+	return errors.As(err, &rerr)
 }
 
 // SetCookies stores the cookies a response for u set (RFC 6265 5.3), in one

@@ -206,3 +206,30 @@ func TestScriptCacheFlushed(t *testing.T) {
 		t.Errorf("after SCRIPT FLUSH: %q", got)
 	}
 }
+
+// Concurrent reads share pipelines; each caller still gets its own
+// domain's cookies.
+func TestConcurrentReadsGetTheirOwnCookies(t *testing.T) {
+	rdb := embeddedtest.Redis(t)
+	ctx := context.Background()
+	jar, _ := newTestJar(rdb, newClock(), Options{})
+	const domains = 40
+	for d := range domains {
+		u := mustURL(t, fmt.Sprintf("http://www.site%d.example/", d))
+		jar.SetCookies(ctx, u, parseSetCookies(fmt.Sprintf("id=%d; Path=/", d)))
+	}
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Go(func() {
+			for i := range 50 {
+				d := (g*7 + i) % domains
+				u := mustURL(t, fmt.Sprintf("http://www.site%d.example/page", d))
+				if got, want := header(jar.Cookies(ctx, u)), fmt.Sprintf("id=%d", d); got != want {
+					t.Errorf("site%d: sends %q, want %q", d, got, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
