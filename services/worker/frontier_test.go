@@ -35,6 +35,7 @@ type crawlRun struct {
 	dir      string // data directory; "" = a new temporary one
 	clamd    string // clamd address; "" = none
 	guarded  bool   // keep the address guard on (by default tests fetch loopback)
+	idle     time.Duration // the dispatcher's idle backoff; 0 = the default
 }
 
 // crawl runs a worker as r says until its frontier drains, and returns
@@ -51,6 +52,9 @@ func (e *env) crawl(t *testing.T, r crawlRun) map[string][]messages.Crawled {
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registerer: prometheus.NewRegistry(), Version: "t"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if r.idle > 0 {
+		w.idleMin, w.idleMax = r.idle, r.idle
 	}
 	for _, s := range r.seeds {
 		b, _ := json.Marshal(messages.Launch{URL: s, IsSeed: true, ParentURL: s,

@@ -86,7 +86,7 @@ func (h *held) list() []*frontier.Claim {
 func (w *Worker) dispatch(ctx context.Context, work chan<- *frontier.Claim) {
 	defer close(work)
 	threshold := w.cfg.Threads
-	idle := 50 * time.Millisecond
+	idle := w.idleMin
 	var last time.Time // start of the last claim call
 	for ctx.Err() == nil {
 		n := w.slots.available()
@@ -114,7 +114,7 @@ func (w *Worker) dispatch(ctx context.Context, work chan<- *frontier.Claim) {
 			work <- c // buffered for every slot: never blocks
 		}
 		if len(claims) == n {
-			idle = 50 * time.Millisecond
+			idle = w.idleMin
 			continue
 		}
 		switch {
@@ -124,13 +124,13 @@ func (w *Worker) dispatch(ctx context.Context, work chan<- *frontier.Claim) {
 			// its parallelQueues), and no admission need follow to say so.
 			// Claim again after a completion, at most every minClaimGap.
 			w.waitFor(ctx, w.wake, w.slots.freed, idle)
-			idle = min(2*idle, time.Second)
+			idle = min(2*idle, w.idleMax)
 			w.waitFor(ctx, nil, nil, time.Until(last.Add(minClaimGap)))
 		case wait == frontier.Idle:
 			w.waitFor(ctx, w.wake, nil, idle)
-			idle = min(2*idle, time.Second)
+			idle = min(2*idle, w.idleMax)
 		default:
-			idle = 50 * time.Millisecond
+			idle = w.idleMin
 			w.waitFor(ctx, w.wake, nil, min(max(wait, minClaimGap), time.Second))
 		}
 	}

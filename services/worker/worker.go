@@ -65,6 +65,9 @@ type Worker struct {
 	slots *slots
 	held  held
 	wake  chan struct{}
+	// idleMin and idleMax bound the dispatcher's backoff when the frontier
+	// has nothing ready (tests stretch them to show what does not wait).
+	idleMin, idleMax time.Duration
 
 	started time.Time
 	limitMu sync.Mutex
@@ -123,6 +126,7 @@ func New(cfg Config, d Deps) (*Worker, error) {
 		producer: prod, metrics: newMetrics(d.Registerer), version: d.Version, reg: d.Registerer,
 		admitted: newAdmitCache(admitCacheTTL, admitCacheMax), resolve: uri.NewResolver(0),
 		slots: newSlots(2 * cfg.Threads), held: held{m: map[*frontier.Claim]struct{}{}}, wake: make(chan struct{}, 1),
+		idleMin: 50 * time.Millisecond, idleMax: time.Second,
 	}
 	return w, nil
 }
