@@ -32,9 +32,9 @@ type crawlRun struct {
 	resolver fetch.Resolver
 	seeds    []string
 	minURIs  int64
-	dir      string // data directory; "" = a new temporary one
-	clamd    string // clamd address; "" = none
-	guarded  bool   // keep the address guard on (by default tests fetch loopback)
+	dir      string        // data directory; "" = a new temporary one
+	clamd    string        // clamd address; "" = none
+	guarded  bool          // keep the address guard on (by default tests fetch loopback)
 	idle     time.Duration // the dispatcher's idle backoff; 0 = the default
 }
 
