@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -200,6 +201,7 @@ type Fetcher struct {
 	resolver Resolver
 	guard    *guard
 	pool     *pool
+	readers  sync.Pool // *readBuffers, reused across exchanges
 	tls      *tls.Config
 	proxy    *proxySpec // nil for direct connections
 	proxyErr error      // a Proxy setting New could not parse

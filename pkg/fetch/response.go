@@ -83,6 +83,7 @@ type exchange struct {
 	limits   Limits
 
 	rec         *recorder
+	bufs        *readBuffers // returned to the Fetcher when run ends
 	headersDone bool
 	wrote       bool
 }
@@ -97,6 +98,10 @@ func (x *exchange) run(ctx context.Context) (resp *Response, err error) {
 	})
 	reusable := false
 	defer func() {
+		if x.bufs != nil {
+			x.f.putReadBuffers(x.bufs)
+			x.bufs = nil
+		}
 		if !stop() {
 			poisoned = true
 		}
@@ -138,7 +143,8 @@ func (x *exchange) readResponse(ctx context.Context) (*Response, *http.Response,
 		readTimeout: x.limits.ReadTimeout, deadline: x.deadline,
 		limit: x.limits.MaxLengthBytes, headerLimit: maxHeaderBytes,
 	}
-	br := bufio.NewReaderSize(x.rec, 32<<10)
+	x.bufs = x.f.readBuffers(x.rec)
+	br := x.bufs.br
 	hr, err := x.readHeaders(br)
 	if err != nil {
 		_ = raw.Close()
@@ -166,6 +172,29 @@ func (x *exchange) readResponse(ctx context.Context) (*Response, *http.Response,
 	return resp, hr, br, nil
 }
 
+// readBuffers are an exchange's response reader and body copy buffer:
+// 64 KiB a fetch that would otherwise be allocated (and zeroed) each time.
+type readBuffers struct {
+	br   *bufio.Reader
+	copy []byte
+}
+
+// readBuffers returns buffers reading from r.
+func (f *Fetcher) readBuffers(r io.Reader) *readBuffers {
+	if b, ok := f.readers.Get().(*readBuffers); ok {
+		b.br.Reset(r)
+		return b
+	}
+	return &readBuffers{br: bufio.NewReaderSize(r, 32<<10), copy: make([]byte, 32<<10)}
+}
+
+// putReadBuffers takes buffers back once nothing reads through them. The
+// reader lets go of its source so a pooled buffer holds no connection.
+func (f *Fetcher) putReadBuffers(b *readBuffers) {
+	b.br.Reset(nil)
+	f.readers.Put(b)
+}
+
 // readHeaders parses the status line and headers, skipping interim 1xx
 // responses (which stay in Raw, as they were on the wire).
 func (x *exchange) readHeaders(br *bufio.Reader) (*http.Response, error) {
@@ -190,7 +219,7 @@ func (x *exchange) readHeaders(br *bufio.Reader) (*http.Response, error) {
 // and the digests.
 func (x *exchange) readBody(resp *Response, hr *http.Response, br *bufio.Reader) error {
 	ph := sha1.New() //nolint:gosec // see import
-	_, err := io.Copy(markWrites{io.MultiWriter(resp.Payload, ph)}, hr.Body)
+	_, err := io.CopyBuffer(markWrites{io.MultiWriter(resp.Payload, ph)}, hr.Body, x.bufs.copy)
 	if err != nil {
 		var werr *writeErr
 		if errors.As(err, &werr) {

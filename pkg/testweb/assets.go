@@ -5,8 +5,8 @@ import (
 	"compress/gzip"
 	"fmt"
 	"image"
-	"image/color"
 	"image/png"
+	"sync"
 	"time"
 )
 
@@ -149,17 +149,32 @@ func (s *Site) renderPNG(b *bytes.Buffer, h int, p string) error {
 		side = 8
 	}
 	img := image.NewNRGBA(image.Rect(0, 0, side, side))
-	c := color.NRGBA{R: uint8(v), G: uint8(v >> 8), B: uint8(v >> 16), A: 255}
-	for y := range side {
-		for x := range side {
-			img.SetNRGBA(x, y, c)
-		}
+	c := [4]uint8{uint8(v), uint8(v >> 8), uint8(v >> 16), 255}
+	for i := 0; i < len(img.Pix); i += 4 {
+		copy(img.Pix[i:i+4], c[:])
 	}
-	if err := png.Encode(b, img); err != nil {
+	// png.Encode would allocate a fresh deflate compressor (hundreds of KB)
+	// for these few bytes; the pool reuses one at the same level, so the
+	// output is unchanged.
+	enc := png.Encoder{CompressionLevel: png.DefaultCompression, BufferPool: &s.pngBuffers}
+	if err := enc.Encode(b, img); err != nil {
 		return fmt.Errorf("encode png %s: %w", p, err)
 	}
 	return nil
 }
+
+// pngBufferPool is a png.EncoderBufferPool shared by concurrent requests.
+// Its zero value is ready to use.
+type pngBufferPool struct{ pool sync.Pool }
+
+// Get returns a pooled encoder buffer, or nil to let the encoder make one.
+func (p *pngBufferPool) Get() *png.EncoderBuffer {
+	eb, _ := p.pool.Get().(*png.EncoderBuffer)
+	return eb
+}
+
+// Put returns an encoder buffer to the pool.
+func (p *pngBufferPool) Put(eb *png.EncoderBuffer) { p.pool.Put(eb) }
 
 // renderFont writes pseudo font bytes: a WOFF2 signature and noise.
 func (s *Site) renderFont(b *bytes.Buffer, h int) {

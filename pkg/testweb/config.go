@@ -139,6 +139,8 @@ type Site struct {
 	images     int // number of /img/N.png per host
 	trapHost   int // host carrying the calendar link (when Trap)
 	hostileSrc int // host whose page links hostile.test (when Hostile)
+
+	pngBuffers pngBufferPool // reused by renderPNG across requests
 }
 
 // Generate validates cfg, applies defaults and returns the site it describes.

@@ -81,7 +81,13 @@ func pickForm(h uint64) form { return form(h % uint64(numForms)) }
 func (s *Site) pageDoc(h, idx int) htmlDoc {
 	path := s.pagePath(h, idx)
 	hv := func(salt uint64, extra ...uint64) uint64 {
-		return s.hashOf(append([]uint64{uint64(h), uint64(idx), salt}, extra...)...)
+		// Folding extra on top is hashOf(h, idx, salt, extra...) without
+		// building that slice on every one of a page's many decisions.
+		v := s.hashOf(uint64(h), uint64(idx), salt)
+		for _, e := range extra {
+			v = mix(v ^ e)
+		}
+		return v
 	}
 	d := htmlDoc{res: resource{kind: kindPage, host: h, path: path, idx: idx}}
 	if idx > 0 && hv(saltBase)%7 == 0 {

@@ -50,10 +50,11 @@ func (srv *Server) serveResource(w http.ResponseWriter, r *http.Request, res res
 		return
 	}
 	hdr := w.Header()
-	hdr.Set("ETag", s.etag(res, epoch))
+	etag := s.etag(res, epoch)
+	hdr.Set("ETag", etag)
 	lm := s.lastModified(res, epoch)
 	hdr.Set("Last-Modified", lm.Format(http.TimeFormat))
-	if notModified(r, s.etag(res, epoch), lm) {
+	if notModified(r, etag, lm) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -61,8 +62,9 @@ func (srv *Server) serveResource(w http.ResponseWriter, r *http.Request, res res
 		srv.serveLarge(w, r, res.host)
 		return
 	}
-	var b bytes.Buffer
-	ct, err := srv.render(&b, res, epoch)
+	b := srv.bodyBuffer()
+	defer srv.releaseBody(b)
+	ct, err := srv.render(b, res, epoch)
 	if err != nil {
 		srv.log.Error("testweb render", "path", res.path, "err", err)
 		http.Error(w, "render failed", http.StatusInternalServerError)
@@ -70,6 +72,30 @@ func (srv *Server) serveResource(w http.ResponseWriter, r *http.Request, res res
 	}
 	chunked := res.isHTML() && s.hashOf(uint64(res.host), pathKey(res.path), saltChunked)%3 == 0
 	writeBody(w, r, http.StatusOK, ct, b.Bytes(), chunked)
+}
+
+// maxPooledBody bounds the buffers kept for reuse, so one huge sitemap
+// does not pin its memory for the life of the server.
+const maxPooledBody = 1 << 20
+
+// bodyBuffer returns an empty buffer for rendering a response body. Bodies
+// are rendered whole before they are sent; reusing the buffers spares
+// growing a fresh one to page size on every request.
+func (srv *Server) bodyBuffer() *bytes.Buffer {
+	if b, ok := srv.bodies.Get().(*bytes.Buffer); ok {
+		return b
+	}
+	return new(bytes.Buffer)
+}
+
+// releaseBody returns b to the pool once its bytes have been written:
+// ResponseWriter.Write does not retain them.
+func (srv *Server) releaseBody(b *bytes.Buffer) {
+	if b.Cap() > maxPooledBody {
+		return
+	}
+	b.Reset()
+	srv.bodies.Put(b)
 }
 
 // render writes the body of res into b and returns its content type.

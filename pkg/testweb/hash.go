@@ -82,10 +82,15 @@ var words = [...]string{
 // title returns a short deterministic title of two or three words.
 func title(r *rand.Rand) string {
 	n := 2 + r.IntN(2)
-	parts := make([]string, n)
-	for i := range parts {
+	var b strings.Builder
+	b.Grow(n * 8) // words are at most 7 bytes: one allocation per title
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
 		w := words[r.IntN(len(words)-7)] // skip the short function words
-		parts[i] = strings.ToUpper(w[:1]) + w[1:]
+		b.WriteString(upperFirst(w))
+		b.WriteString(w[1:])
 	}
-	return strings.Join(parts, " ")
+	return b.String()
 }

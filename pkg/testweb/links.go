@@ -86,7 +86,16 @@ func (r ref) write(docHost int, baseDir string, auth authFunc) string {
 
 // fragmentOf derives a stable fragment name from a path.
 func fragmentOf(p string) string {
-	return strings.Trim(strings.NewReplacer("/", "-", ".", "-", "?", "-", "=", "-").Replace(p), "-") + "x"
+	// A byte loop, not strings.NewReplacer: building the replacer on every
+	// fragment reference cost more than the replacing.
+	b := []byte(p)
+	for i, c := range b {
+		switch c {
+		case '/', '.', '?', '=':
+			b[i] = '-'
+		}
+	}
+	return strings.Trim(string(b), "-") + "x"
 }
 
 // relPath writes target (an absolute path, maybe with a query) relative to

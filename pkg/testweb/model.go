@@ -73,11 +73,15 @@ func (s *Site) pagePath(h, idx int) string {
 	if idx == 0 {
 		return "/"
 	}
-	sec := 1 + (idx-1)%s.sections
+	// Appends, not Sprintf: every page render and route computes several
+	// of these, and this costs one allocation.
+	b := make([]byte, 0, 48)
+	b = strconv.AppendInt(append(b, "/sec"...), int64(1+(idx-1)%s.sections), 10)
 	if s.hashOf(uint64(h), uint64(idx), saltDeep)%4 == 0 {
-		return fmt.Sprintf("/sec%d/archive/page%d.html", sec, idx)
+		b = append(b, "/archive"...)
 	}
-	return fmt.Sprintf("/sec%d/page%d.html", sec, idx)
+	b = strconv.AppendInt(append(b, "/page"...), int64(idx), 10)
+	return string(append(b, ".html"...))
 }
 
 // route maps a request path (query already removed) on site host h to the
@@ -185,10 +189,11 @@ func (s *Site) isImage(p string) bool {
 
 // imagePath is the path of numbered image k, or its 2x variant.
 func imagePath(k int, x2 bool) string {
+	b := strconv.AppendInt(append(make([]byte, 0, 32), "/img/"...), int64(k), 10)
 	if x2 {
-		return fmt.Sprintf("/img/%d-2x.png", k)
+		b = append(b, "-2x"...)
 	}
-	return fmt.Sprintf("/img/%d.png", k)
+	return string(append(b, ".png"...))
 }
 
 // calendarPath is the path of the calendar month m (year*12 + month-1).

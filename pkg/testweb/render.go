@@ -6,6 +6,7 @@ import (
 	"html"
 	"math/rand/v2"
 	"strings"
+	"unicode/utf8"
 )
 
 // renderHTML writes document d as it is served at epoch.
@@ -45,7 +46,12 @@ func (s *Site) renderHTML(b *bytes.Buffer, d *htmlDoc, epoch int, auth authFunc)
 	}
 	b.WriteString("<ul>\n")
 	for _, x := range d.links {
-		fmt.Fprintf(b, "<li><a href=\"%s\">%s</a></li>\n", attr(x), html.EscapeString(title(rng)))
+		// Plain writes, not Fprintf: this runs for every link of every page.
+		b.WriteString("<li><a href=\"")
+		b.WriteString(attr(x))
+		b.WriteString("\">")
+		b.WriteString(html.EscapeString(title(rng)))
+		b.WriteString("</a></li>\n")
 	}
 	b.WriteString("</ul>\n")
 	if r.kind != kindCalendar && s.volatile(h, r.path) {
@@ -72,25 +78,42 @@ func paragraph(b *bytes.Buffer, rng *rand.Rand) {
 	b.WriteString("</p>\n")
 }
 
-// paragraphText writes two to six random sentences.
+// paragraphText writes two to six random sentences. It writes straight
+// into b: padded benchmark pages are mostly this text, so a builder copy
+// and an upper-cased string per sentence would dominate their rendering.
 func paragraphText(b *bytes.Buffer, rng *rand.Rand) {
-	var sb strings.Builder
 	n := 2 + rng.IntN(5)
 	for i := range n {
 		if i > 0 {
-			sb.WriteByte(' ')
+			b.WriteByte(' ')
 		}
 		k := 4 + rng.IntN(10)
 		for j := range k {
 			w := words[rng.IntN(len(words))]
 			if j == 0 {
-				w = strings.ToUpper(w[:1]) + w[1:]
+				b.WriteString(upperFirst(w))
+				w = w[1:]
 			} else {
-				sb.WriteByte(' ')
+				b.WriteByte(' ')
 			}
-			sb.WriteString(w)
+			b.WriteString(w)
 		}
-		sb.WriteByte('.')
+		b.WriteByte('.')
 	}
-	b.WriteString(sb.String())
 }
+
+// upperFirst returns strings.ToUpper(w[:1]) without allocating when w
+// starts with an ASCII byte, as every word does.
+func upperFirst(w string) string {
+	switch c := w[0]; {
+	case c >= utf8.RuneSelf:
+		return strings.ToUpper(w[:1]) // a lone non-ASCII byte becomes U+FFFD
+	case 'a' <= c && c <= 'z':
+		return asciiUpper[c-'a' : c-'a'+1]
+	default:
+		return w[:1]
+	}
+}
+
+// asciiUpper holds the upper-case letters upperFirst slices from.
+const asciiUpper = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"

@@ -28,6 +28,7 @@ type Server struct {
 	resolver *Resolver
 	epoch    atomic.Int64
 	bomb     func() []byte // gzip member of the bomb, built on first use
+	bodies   sync.Pool     // *bytes.Buffer for rendered bodies, see bodyBuffer
 
 	done     chan struct{} // closed by Close: streaming handlers stop
 	mu       sync.Mutex

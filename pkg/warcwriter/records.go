@@ -6,6 +6,7 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"strconv"
 	"strings"
@@ -163,7 +164,14 @@ func (b builder) request(c *Capture) (gowarc.WarcRecord, error) {
 // caller's: gowarc would digest a chunked body with its chunk framing, while
 // WARC 1.1 (6.3.2) wants the entity body with transfer coding removed.
 func (b builder) response(c *Capture, parse bool) (gowarc.WarcRecord, error) {
-	rb, err := b.newRecord(gowarc.Response, b.httpOptions(parse), c.URL, c.Date, contentTypeResponse)
+	// A block this package digests itself skips gowarc's header checks
+	// too; a caller's digest is left to gowarc to check.
+	own := !parse && c.BlockDigest == ""
+	opts := b.httpOptions(parse)
+	if own {
+		opts = owned(opts)
+	}
+	rb, err := b.newRecord(gowarc.Response, opts, c.URL, c.Date, contentTypeResponse)
 	if err != nil {
 		return nil, err
 	}
@@ -185,8 +193,12 @@ func (b builder) response(c *Capture, parse bool) (gowarc.WarcRecord, error) {
 		_ = rb.Close()
 		return nil, fmt.Errorf("%w: %s: Response: not an HTTP response: starts %q", ErrInvalidInput, c.URL, head[:k])
 	}
-	_, _ = rb.Write(head[:k])
-	n, err := copyBlock(rb, c.Response, c.ResponseLength-int64(k))
+	sink := &digestSink{rb: rb}
+	if own {
+		sink.h = sha1.New() //nolint:gosec // SHA-1 is what WARC digests use
+	}
+	_, _ = sink.Write(head[:k])
+	n, err := copyBlock(sink, c.Response, c.ResponseLength-int64(k))
 	n += int64(k)
 	if err != nil {
 		_ = rb.Close()
@@ -196,6 +208,9 @@ func (b builder) response(c *Capture, parse bool) (gowarc.WarcRecord, error) {
 		_ = rb.Close()
 		return nil, fmt.Errorf("%w: %s: Response: has %d bytes, ResponseLength says %d: %w",
 			ErrInvalidInput, c.URL, n, c.ResponseLength, io.ErrUnexpectedEOF)
+	}
+	if own {
+		rb.AddWarcHeader(gowarc.WarcBlockDigest, sink.digest())
 	}
 	rec, err := build(rb)
 	if err != nil {
@@ -212,14 +227,33 @@ type wholeReader interface {
 	WriteTo(io.Writer) (int64, error)
 }
 
-// copyBlock copies n bytes of r into rb. A reader holding exactly those
+// digestSink feeds a record builder and, when h is set, a block digest at
+// once.
+type digestSink struct {
+	rb gowarc.WarcRecordBuilder
+	h  hash.Hash
+}
+
+func (s *digestSink) Write(p []byte) (int, error) {
+	if s.h != nil {
+		s.h.Write(p)
+	}
+	return s.rb.Write(p)
+}
+
+// digest is the WARC-Block-Digest of what was written.
+func (s *digestSink) digest() string {
+	return "sha1:" + base32.StdEncoding.EncodeToString(s.h.Sum(nil))
+}
+
+// copyBlock copies n bytes of r into s. A reader holding exactly those
 // bytes in memory writes them in one call, so gowarc's buffer is sized
 // once instead of doubling its way up, copying as it goes.
-func copyBlock(rb gowarc.WarcRecordBuilder, r io.Reader, n int64) (int64, error) {
+func copyBlock(s *digestSink, r io.Reader, n int64) (int64, error) {
 	if w, ok := r.(wholeReader); ok && int64(w.Len()) == n {
-		return w.WriteTo(rb)
+		return w.WriteTo(s)
 	}
-	return rb.ReadFrom(io.LimitReader(r, n))
+	return io.Copy(s, io.LimitReader(r, n))
 }
 
 // revisit builds a revisit of c (identical-payload-digest, or
@@ -249,7 +283,9 @@ func (b builder) revisit(c *Capture) (gowarc.WarcRecord, error) {
 
 // metadata builds the metadata record of c.
 func (b builder) metadata(c *Capture) (gowarc.WarcRecord, error) {
-	rb, err := b.newRecord(gowarc.Metadata, owned(b.fieldsOptions()), c.URL, c.Date, gowarc.ApplicationWarcFields)
+	// The block is ours and digested here: gowarc need not parse it back.
+	opts := append(owned(b.fieldsOptions()), gowarc.WithSkipParseBlock())
+	rb, err := b.newRecord(gowarc.Metadata, opts, c.URL, c.Date, gowarc.ApplicationWarcFields)
 	if err != nil {
 		return nil, err
 	}
@@ -269,9 +305,17 @@ func (b builder) metadata(c *Capture) (gowarc.WarcRecord, error) {
 // metadataBlock renders m as Heritrix-style warc-fields.
 func metadataBlock(m *Metadata) string {
 	var sb strings.Builder
+	n := 64 + len(m.Via) + len(m.HopsFromSeed) + len(m.SourceTag)
+	for _, o := range m.Outlinks {
+		n += 16 + len(o.URL) + len(o.Hop) + len(o.Context)
+	}
+	sb.Grow(n)
 	field := func(name, value string) {
 		if value != "" {
-			sb.WriteString(name + ": " + cleanField(value) + "\r\n")
+			sb.WriteString(name)
+			sb.WriteString(": ")
+			sb.WriteString(cleanField(value))
+			sb.WriteString("\r\n")
 		}
 	}
 	field("via", m.Via)
@@ -279,7 +323,13 @@ func metadataBlock(m *Metadata) string {
 	field("sourceTag", m.SourceTag)
 	field("fetchTimeMs", strconv.FormatInt(m.FetchTimeMs, 10))
 	for _, o := range m.Outlinks {
-		field("outlink", cleanWord(o.URL)+" "+cleanWord(o.Hop)+" "+cleanWord(o.Context))
+		sb.WriteString("outlink: ")
+		sb.WriteString(cleanWord(o.URL))
+		sb.WriteByte(' ')
+		sb.WriteString(cleanWord(o.Hop))
+		sb.WriteByte(' ')
+		sb.WriteString(cleanWord(o.Context))
+		sb.WriteString("\r\n")
 	}
 	return sb.String()
 }
