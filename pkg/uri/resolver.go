@@ -45,31 +45,48 @@ func (r *Resolver) Resolve(base, ref string) (string, error) {
 }
 
 // ForBase returns a Resolve for the links of one page: it parses the base
-// once, on the first cache miss, not once a link.
+// once, not once a link.
 func (r *Resolver) ForBase() func(base, ref string) (string, error) {
 	var b parsedBase
 	return func(base, ref string) (string, error) { return r.resolve(&b, base, ref) }
 }
 
-// parsedBase keeps the last base parsed for a ForBase function.
+// parsedBase keeps the last base parsed for a ForBase function, and its
+// split for fastResolve when it is in normal form.
 type parsedBase struct {
-	raw string
-	url *whatwg.Url
+	raw    string
+	url    *whatwg.Url
+	err    error
+	fast   fastBase
+	fastOK bool
+}
+
+func (b *parsedBase) set(base string) {
+	if b.raw == base && (b.url != nil || b.err != nil) {
+		return
+	}
+	*b = parsedBase{raw: base}
+	b.url, b.err = parse(base)
+	if b.err == nil && b.url.Href(false) == base {
+		b.fast, b.fastOK = newFastBase(base)
+	}
 }
 
 func (r *Resolver) resolve(b *parsedBase, base, ref string) (string, error) {
+	b.set(base)
+	if b.fastOK {
+		if abs, ok := fastResolve(b.fast, ref); ok {
+			return abs, nil
+		}
+	}
 	key, cacheable := cacheKey(base, ref)
 	if cacheable {
 		if abs, hit := r.cache.Get(key, time.Time{}); hit {
 			return abs, nil
 		}
 	}
-	if b.url == nil || b.raw != base {
-		u, err := parse(base)
-		if err != nil {
-			return "", fmt.Errorf("base: %w", err)
-		}
-		b.raw, b.url = base, u
+	if b.err != nil {
+		return "", fmt.Errorf("base: %w", b.err)
 	}
 	abs, err := resolveParsed(b.url, base, ref)
 	if err == nil && cacheable {

@@ -1,0 +1,94 @@
+package uri
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// fastBases are bases in normal form; fastResolve serves only those.
+var fastBases = []string{
+	"http://h.test/a/b.html", "http://h.test/", "https://h.test:8443/a/b/c?x=1#f",
+	"http://127.0.0.1/docs/x.html", "https://u:p@h.test/a/", "http://h.test/a/b?q=/c/d",
+}
+
+// refPieces build random references from what changes a parser's answer:
+// schemes, slashes, dots, percent signs, ports, IPv4-like and punycode
+// hosts, upper case, and characters the parser percent-encodes.
+var refPieces = []string{
+	"http://", "https://", "HTTP://", "//", "/", "/", "?", "#", ".", "..", "./", "../", "%", "%2e", "%2E",
+	"%41", "%zz", ":", "@", "a", "Z", "0", "9", "-", "--", "xn--", "0x", ":80", ":443", ":8080", ":0",
+	":65536", ":080", "_", "~", "!", "$", "&", "'", "(", "*", "+", ",", ";", "=", "é", " ", "\t", "\n",
+	"\\", "[", "]", "|", "{", "^", "`", "\"", "<", ">", "com", "h.test", "1", "255", "www.", "b-c",
+	"x.html", "p", "q=1", "..a", "a.", "%2e%2e", "\x00", "\x7f", "%00",
+}
+
+func randomRef(rng *rand.Rand) string {
+	var sb strings.Builder
+	for range 1 + rng.IntN(8) {
+		sb.WriteString(refPieces[rng.IntN(len(refPieces))])
+	}
+	return sb.String()
+}
+
+// TestFastResolveMatchesParser holds fastResolve to the parser: whatever it
+// answers, the parser answers the same, without an error.
+func TestFastResolveMatchesParser(t *testing.T) {
+	refs := append([]string{
+		"x.html", "/x", "//other.test/x", "http://other.test", "http://other.test?q", "https://o.test:8443/p?q#f",
+		"http://o.test:80/", "https://o.test:443/", "http://1.2.3.4/", "http://0x7f.1/", "http://a..b/",
+		"http://xn--nxasmq6b.test/", "http://xn--a.test/", "http://xn--.test/", "http://xn--zz-9.test/", "http://o.test:080/", "http://o.test:0/", "http://o.test:00081/", "http://a.b./c", "http://-a.test/", "http://ab--c.test/", "a:b",
+		"a/b:c", "x?y:z", "#f", "?q", "", "x#", "/a/./b", "/a/../b", "a/%2e/b", "http://A.test/",
+	}, resolverRefs...)
+	rng := rand.New(rand.NewPCG(5, 7))
+	for range 50000 {
+		refs = append(refs, randomRef(rng))
+	}
+	fast := 0
+	for _, base := range fastBases {
+		b, err := parse(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Href(false) != base {
+			t.Fatalf("base %q is not in normal form (%q)", base, b.Href(false))
+		}
+		fb, ok := newFastBase(base)
+		if !ok {
+			t.Fatalf("newFastBase(%q) refused a base in normal form", base)
+		}
+		for _, ref := range refs {
+			got, ok := fastResolve(fb, ref)
+			if !ok {
+				continue
+			}
+			fast++
+			want, err := resolveParsed(b, base, ref)
+			if err != nil || got != want {
+				t.Errorf("fastResolve(%q, %q) = %q; the parser gives %q, %v", base, ref, got, want, err)
+			}
+		}
+	}
+	// The test means something only if the fast path answers often.
+	if fast < len(refs) {
+		t.Errorf("fastResolve answered %d of %d resolutions", fast, len(refs)*len(fastBases))
+	}
+}
+
+func TestNewFastBase(t *testing.T) {
+	for _, c := range []struct {
+		base, origin, dir string
+		ok                bool
+	}{
+		{"http://h.test/a/b?c/d#e/f", "http://h.test", "http://h.test/a/", true},
+		{"https://h.test:8443/", "https://h.test:8443", "https://h.test:8443/", true},
+		{"http://h.test", "", "", false},
+		{"ftp://h.test/a", "", "", false},
+		{"mailto:x@h.test", "", "", false},
+	} {
+		fb, ok := newFastBase(c.base)
+		if ok != c.ok || fb.origin != c.origin || fb.dir != c.dir {
+			t.Errorf("newFastBase(%q) = %+v, %v; want origin %q dir %q, %v", c.base, fb, ok, c.origin, c.dir, c.ok)
+		}
+	}
+}
