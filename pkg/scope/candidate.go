@@ -9,6 +9,7 @@ import (
 
 	"github.com/trawler-crawl/trawler/pkg/profile"
 	"github.com/trawler-crawl/trawler/pkg/surt"
+	"github.com/trawler-crawl/trawler/pkg/uri"
 )
 
 // Result is a rule's answer.
@@ -92,8 +93,6 @@ func ParamsFrom(s profile.Scope) Params {
 type Candidate struct {
 	// URL is the canonical URL string (what crawl.log and events carry).
 	URL string
-	// Parsed is URL parsed by the WHATWG parser.
-	Parsed *whatwg.Url
 	// SURT is the Heritrix SURT of URL with https folded to http.
 	SURT string
 	// Via is the URL the candidate was discovered on; empty for seeds.
@@ -107,7 +106,47 @@ type Candidate struct {
 	// profile defaults.
 	Params *Params
 
-	viaSURT string // computed on first use
+	parsed  *whatwg.Url // URL parsed by the WHATWG parser, on first use
+	normal  bool        // URL is an http(s) URL in normal form (uri.IsNormal)
+	viaSURT string      // computed on first use
+}
+
+// scheme is the URL's scheme; a URL in normal form needs no parse for it.
+func (c *Candidate) scheme() (string, bool) {
+	if c.normal {
+		s, _, _ := strings.Cut(c.URL, "://")
+		return s, true
+	}
+	if u := c.Parsed(); u != nil {
+		return u.Scheme(), true
+	}
+	return "", false
+}
+
+// pathname is the URL's path, as the parser gives it; a URL in normal form
+// needs no parse for it.
+func (c *Candidate) pathname() (string, bool) {
+	if c.normal {
+		_, rest, _ := strings.Cut(c.URL, "://")
+		p := rest[strings.IndexByte(rest, '/'):] // normal form has one
+		if i := strings.IndexByte(p, '?'); i >= 0 {
+			p = p[:i]
+		}
+		return p, true
+	}
+	if u := c.Parsed(); u != nil {
+		return u.Pathname(), true
+	}
+	return "", false
+}
+
+// Parsed returns URL parsed by the WHATWG parser (nil if it does not
+// parse, which NewCandidate rules out).
+func (c *Candidate) Parsed() *whatwg.Url {
+	if c.parsed == nil {
+		c.parsed, _ = whatwg.Parse(c.URL)
+	}
+	return c.parsed
 }
 
 // NewCandidate parses a canonical URL and computes its SURT. Any scheme
@@ -116,11 +155,15 @@ func NewCandidate(canonicalURL string) (*Candidate, error) {
 	if strings.TrimSpace(canonicalURL) == "" {
 		return nil, fmt.Errorf("scope candidate: empty URL")
 	}
+	if uri.IsNormal(canonicalURL) {
+		// Its own serialisation: the parse waits until a rule needs it.
+		return &Candidate{URL: canonicalURL, SURT: surt.HeritrixParsed(canonicalURL, canonicalURL), normal: true}, nil
+	}
 	u, err := whatwg.Parse(canonicalURL)
 	if err != nil {
 		return nil, fmt.Errorf("scope candidate %q: %w", canonicalURL, err)
 	}
-	return &Candidate{URL: canonicalURL, Parsed: u, SURT: surt.HeritrixParsed(canonicalURL, u.Href(true))}, nil
+	return &Candidate{URL: canonicalURL, parsed: u, SURT: surt.HeritrixParsed(canonicalURL, u.Href(true))}, nil
 }
 
 // NewCandidateParsed builds a candidate from a URL the caller has already
@@ -131,7 +174,7 @@ func NewCandidateParsed(u *whatwg.Url) (*Candidate, error) {
 		return nil, fmt.Errorf("scope candidate: nil URL")
 	}
 	href := u.Href(true)
-	return &Candidate{URL: href, Parsed: u, SURT: surt.HeritrixParsed(href, href)}, nil
+	return &Candidate{URL: href, parsed: u, SURT: surt.HeritrixParsed(href, href)}, nil
 }
 
 // viaSURTForm returns the SURT of Via (empty when there is none).
@@ -144,8 +187,9 @@ func (c *Candidate) viaSURTForm() string {
 
 // host is the candidate's host name without IPv6 brackets.
 func (c *Candidate) host() string {
-	if c.Parsed == nil {
+	u := c.Parsed()
+	if u == nil {
 		return ""
 	}
-	return strings.TrimSuffix(strings.TrimPrefix(c.Parsed.Hostname(), "["), "]")
+	return strings.TrimSuffix(strings.TrimPrefix(u.Hostname(), "["), "]")
 }

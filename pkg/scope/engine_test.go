@@ -227,7 +227,7 @@ func TestNewErrors(t *testing.T) {
 
 func TestNewCandidate(t *testing.T) {
 	c, err := NewCandidate("https://WWW.Example.org:443/a/b?q=1#frag")
-	if err != nil || c.SURT != "http://(org,example,www,)/a/b?q=1" || c.Parsed.Scheme() != "https" {
+	if err != nil || c.SURT != "http://(org,example,www,)/a/b?q=1" || c.Parsed().Scheme() != "https" {
 		t.Fatalf("%+v, %v", c, err)
 	}
 	parsed, err := uri.Parse("https://www.example.org/a/b?q=1#frag")

@@ -88,10 +88,11 @@ func (r tooManyHopsRule) decide(_ context.Context, c *Candidate, p *Params, _ *e
 type tooManySegmentsRule struct{ predicate }
 
 func (r tooManySegmentsRule) decide(_ context.Context, c *Candidate, p *Params, _ *evalState) Result {
-	if c.Parsed == nil {
+	path, ok := c.pathname()
+	if !ok {
 		return Pass
 	}
-	return r.answer(strings.Count(c.Parsed.Pathname(), "/") > p.MaxPathDepth)
+	return r.answer(strings.Count(path, "/") > p.MaxPathDepth)
 }
 
 // transclusionRule matches URIs reached from a navigable page through at
@@ -179,8 +180,9 @@ type schemeRule struct {
 }
 
 func (r schemeRule) decide(_ context.Context, c *Candidate, _ *Params, _ *evalState) Result {
-	if c.Parsed == nil {
+	scheme, ok := c.scheme()
+	if !ok {
 		return Pass
 	}
-	return r.answer(!r.schemes[c.Parsed.Scheme()])
+	return r.answer(!r.schemes[scheme])
 }

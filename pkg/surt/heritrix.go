@@ -19,6 +19,8 @@ import (
 	"strings"
 
 	whatwg "github.com/nlnwa/whatwg-url/url"
+
+	"github.com/trawler-crawl/trawler/pkg/uri"
 )
 
 // Heritrix returns the Heritrix SURT form of u, as Heritrix computes it for
@@ -65,6 +67,9 @@ func ImpliedPrefix(u string) string {
 func fromPlain(u string) string {
 	u = strings.TrimSpace(u)
 	u = addImpliedHTTP(u)
+	if uri.IsNormal(u) {
+		return fromURI(u) // fix-up would return it unchanged
+	}
 	trailingSlash := strings.HasSuffix(u, "/")
 	// Heritrix carries on with the original string when fix-up fails.
 	if p, err := whatwg.Parse(u); err == nil {

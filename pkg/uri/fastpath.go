@@ -173,3 +173,21 @@ func plainPort(scheme, port string) bool {
 	}
 	return n <= 65535 && !(scheme == "http" && n == 80) && !(scheme == "https" && n == 443)
 }
+
+// IsNormal reports, without parsing, whether u is an http or https URL
+// already in the form Normalize returns. false only means the parser must
+// decide: most URLs a crawl meets are plain enough for true.
+func IsNormal(u string) bool {
+	if strings.IndexByte(u, '#') >= 0 || !plainRef(u) {
+		return false
+	}
+	var got string
+	var ok bool
+	switch {
+	case strings.HasPrefix(u, "http://"):
+		got, ok = fastAbsolute("http", u[len("http://"):])
+	case strings.HasPrefix(u, "https://"):
+		got, ok = fastAbsolute("https", u[len("https://"):])
+	}
+	return ok && got == u
+}

@@ -92,3 +92,69 @@ func TestNewFastBase(t *testing.T) {
 		}
 	}
 }
+
+// TestIsNormalMatchesNormalize holds IsNormal to Normalize: a URL it calls
+// normal, Normalize returns unchanged.
+func TestIsNormalMatchesNormalize(t *testing.T) {
+	urls := []string{
+		"http://h.test/", "https://h.test:8443/a?b", "http://h.test", "http://H.test/", "http://h.test:80/",
+		"http://h.test/a#f", "http://1.2.3.4/", "http://h.test/a/../b", "http://h.test/%2e/", "ftp://h.test/",
+		"http://u@h.test/", "http://h.test/a b", "http://h.test/é", "http://h.test?q", " http://h.test/",
+	}
+	rng := rand.New(rand.NewPCG(11, 13))
+	for range 50000 {
+		urls = append(urls, randomURL(rng))
+	}
+	normal := 0
+	for _, u := range urls {
+		if !IsNormal(u) {
+			continue
+		}
+		normal++
+		if n, err := Normalize(u); err != nil || n != u {
+			t.Errorf("IsNormal(%q), but Normalize gives %q, %v", u, n, err)
+		}
+	}
+	for _, u := range []string{"http://h.test/", "https://h.test:8443/a?b", "http://h.test/a/b.html"} {
+		if !IsNormal(u) {
+			t.Errorf("IsNormal(%q) = false", u)
+		}
+	}
+	if normal < len(urls)/200 {
+		t.Errorf("IsNormal accepted only %d of %d URLs", normal, len(urls))
+	}
+}
+
+var (
+	urlSchemes = []string{"http://", "https://", "HTTP://", "ftp://", "http:/", "//"}
+	urlLabels  = []string{"h", "test", "a-b", "xn--a", "0x1", "1", "255", "B", "é", "", "-a", "a-", "ab--c", "www"}
+	urlPorts   = []string{"", "", "", ":80", ":443", ":8080", ":0", ":080", ":65536", ":", ":8a"}
+	safePieces = []string{"a", "b.html", "x", "-", "_", "~", "%41", "%2e", "?", "=", "&", ";", "@", ":", "/", ".", ".."}
+)
+
+// randomURL builds mostly well-formed URLs from pieces that decide whether
+// a URL is in normal form.
+func randomURL(rng *rand.Rand) string {
+	var sb strings.Builder
+	sb.WriteString(urlSchemes[rng.IntN(len(urlSchemes))])
+	for i := range 1 + rng.IntN(3) {
+		if i > 0 {
+			sb.WriteByte('.')
+		}
+		sb.WriteString(urlLabels[rng.IntN(len(urlLabels))])
+	}
+	sb.WriteString(urlPorts[rng.IntN(len(urlPorts))])
+	switch rng.IntN(4) {
+	case 0:
+	case 1:
+		sb.WriteString("?" + randomRef(rng))
+	case 2:
+		sb.WriteString("/" + randomRef(rng))
+	default:
+		sb.WriteByte('/')
+		for range rng.IntN(6) {
+			sb.WriteString(safePieces[rng.IntN(len(safePieces))])
+		}
+	}
+	return sb.String()
+}
