@@ -187,6 +187,14 @@ func (c *Candidate) viaSURTForm() string {
 
 // host is the candidate's host name without IPv6 brackets.
 func (c *Candidate) host() string {
+	if c.normal {
+		_, rest, _ := strings.Cut(c.URL, "://")
+		auth := rest[:strings.IndexByte(rest, '/')] // normal form has one
+		if i := strings.IndexByte(auth, ':'); i >= 0 {
+			auth = auth[:i]
+		}
+		return auth
+	}
 	u := c.Parsed()
 	if u == nil {
 		return ""
