@@ -36,29 +36,14 @@ func DecodeCrawled(b []byte) (Crawled, error) {
 // MarshalJSON encodes the event as section 4.2 fixes it: size null when not
 // positive, content_length and the WARC offset null when negative,
 // content_digest and warc_filename null when empty (and the WARC offset and
-// length with it, since they mean nothing without a file).
+// length with it, since they mean nothing without a file). Like marshal, it
+// does not escape HTML; json.Marshal adds that, as AppendCrawled does.
 func (c Crawled) MarshalJSON() ([]byte, error) {
-	type plain Crawled // no methods: avoids recursing into MarshalJSON
-	n := plain(c)
-	if n.Size != nil && *n.Size <= 0 {
-		n.Size = nil
+	b, err := appendCrawled(make([]byte, 0, crawledSizeHint), c, false)
+	if err != nil {
+		return nil, err
 	}
-	if n.ContentLength != nil && *n.ContentLength < 0 {
-		n.ContentLength = nil
-	}
-	if n.ContentDigest != nil && *n.ContentDigest == "" {
-		n.ContentDigest = nil
-	}
-	if n.WarcFilename != nil && *n.WarcFilename == "" {
-		n.WarcFilename = nil
-	}
-	if n.WarcFilename == nil || (n.WarcOffset != nil && *n.WarcOffset < 0) {
-		n.WarcOffset = nil
-	}
-	if n.WarcFilename == nil || (n.WarcLength != nil && *n.WarcLength <= 0) {
-		n.WarcLength = nil
-	}
-	return marshal(n)
+	return b, nil
 }
 
 // Time parses the event's timestamp (when it was logged).

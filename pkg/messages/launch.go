@@ -46,7 +46,7 @@ func DecodeLaunch(b []byte) (Launch, error) {
 // MarshalJSON encodes the message with "headers" and "sheets" always
 // present, {} and [] when empty, the shape UKWA's consumers are used to.
 func (l Launch) MarshalJSON() ([]byte, error) {
-	if b, err := appendLaunch(make([]byte, 0, launchSizeHint), l); err == nil {
+	if b, err := appendLaunch(make([]byte, 0, launchSizeHint), l, false); err == nil {
 		return b, nil
 	}
 	return l.marshalSlow()
@@ -239,7 +239,7 @@ func (h *HeritableData) UnmarshalJSON(b []byte) error {
 // MarshalJSON encodes the known fields (omitting empty ones) together with
 // the Extra keys; a known field wins over an Extra key of the same name.
 func (h HeritableData) MarshalJSON() ([]byte, error) {
-	if b, err := appendHeritable(nil, h); err == nil {
+	if b, err := appendHeritable(nil, h, false); err == nil {
 		return b, nil
 	}
 	return h.marshalSlow()

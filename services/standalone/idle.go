@@ -2,7 +2,6 @@ package standalone
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math"
@@ -40,7 +39,7 @@ func launch(ctx context.Context, cfg Config, kc kafka.Config, wcfg worker.Config
 		if cfg.Relaunch {
 			relaunch(&l, now)
 		}
-		b, err := json.Marshal(l)
+		b, err := messages.AppendLaunch(nil, l)
 		if err != nil {
 			return n, nil, fmt.Errorf("encode seed %s: %w", s, err)
 		}

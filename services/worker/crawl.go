@@ -70,7 +70,7 @@ func closeResp(r *fetch.Response) {
 // so a rebuild after a crash loses none of them.
 func (w *Worker) publish(ctx context.Context, l messages.Launch, thread int, out *outcome) bool {
 	ev := w.event(l, thread, out)
-	b, err := jsonMarshal(ev)
+	b, err := messages.AppendCrawled(nil, ev)
 	if err != nil {
 		w.log.Error("encode crawled event", "url", l.URL, "err", err)
 		return false

@@ -125,7 +125,7 @@ func (w *Worker) admit(ctx context.Context, ls []messages.Launch, launched, rejo
 		}
 		w.metrics.candidates.WithLabelValues(r.Verdict.String()).Inc()
 		l := cands[i].Launch
-		b, err := json.Marshal(l)
+		b, err := messages.AppendLaunch(nil, l)
 		if err != nil {
 			return nil, fmt.Errorf("encode inscope %s: %w", l.URL, err)
 		}
