@@ -71,37 +71,30 @@ func benchResources(srv *Server, keep func(resource) bool) []resource {
 // BenchmarkRenderHTML renders every HTML document of the benchmark site
 // once per iteration, without HTTP.
 func BenchmarkRenderHTML(b *testing.B) {
-	srv := startBenchSite(b)
-	docs := benchResources(srv, resource.isHTML)
-	var buf bytes.Buffer
-	b.ReportAllocs()
-	for b.Loop() {
-		for _, r := range docs {
-			buf.Reset()
-			if _, err := srv.render(&buf, r, 0); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	b.ReportMetric(float64(len(docs)), "docs/op")
+	benchRender(b, resource.isHTML, "docs/op")
 }
 
 // BenchmarkRenderPNG renders every image of the benchmark site once per
 // iteration.
 func BenchmarkRenderPNG(b *testing.B) {
+	benchRender(b, func(r resource) bool { return r.kind == kindImage }, "imgs/op")
+}
+
+// benchRender renders the resources keep selects once per iteration.
+func benchRender(b *testing.B, keep func(resource) bool, unit string) {
 	srv := startBenchSite(b)
-	imgs := benchResources(srv, func(r resource) bool { return r.kind == kindImage })
+	rs := benchResources(srv, keep)
 	var buf bytes.Buffer
 	b.ReportAllocs()
 	for b.Loop() {
-		for _, r := range imgs {
+		for _, r := range rs {
 			buf.Reset()
 			if _, err := srv.render(&buf, r, 0); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
-	b.ReportMetric(float64(len(imgs)), "imgs/op")
+	b.ReportMetric(float64(len(rs)), unit)
 }
 
 // BenchmarkServeResource serves every reachable resource except the large
