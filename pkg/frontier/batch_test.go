@@ -78,6 +78,7 @@ func TestBatcher(t *testing.T) {
 	}
 	mustEqual(t, "claimed", len(claims), callers*(each-1)+1)
 	mustEqual(t, "finished", totals(t, f).URIs, int64(len(claims)))
+	checkInvariants(t, rdb, "{t}:")
 	if res, err := b.Admit(ctx, nil); err != nil || res != nil {
 		t.Fatalf("empty admit: %v %v", res, err)
 	}

@@ -68,6 +68,8 @@ func BenchmarkAdmit(b *testing.B) {
 				b.Fatal(err)
 			}
 			var next atomic.Int64
+			before := commandStats(b, rdb)
+			instructions := perfInstructions(b, rdb)
 			b.ResetTimer()
 			b.SetParallelism(2)
 			b.RunParallel(func(pb *testing.PB) {
@@ -89,7 +91,14 @@ func BenchmarkAdmit(b *testing.B) {
 					}
 				}
 			})
+			b.StopTimer()
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "admissions/s")
+			if n := instructions(); n > 0 {
+				b.ReportMetric(n/float64(b.N), "redis-instr/op")
+			}
+			if before != nil {
+				reportCommands(b, diffCommands(before, commandStats(b, rdb)), int64(b.N))
+			}
 		})
 	}
 }
@@ -118,6 +127,8 @@ func BenchmarkClaimComplete(b *testing.B) {
 			pol := testPolicy()
 			rt.n.Store(0)
 			var done atomic.Int64
+			before := commandStats(b, rdb)
+			instructions := perfInstructions(b, rdb)
 			b.ResetTimer()
 			crawlLoops(b, 16, func(ctx context.Context) bool {
 				cs, _, err := f.Claim(ctx, 8, time.Minute)
@@ -145,6 +156,12 @@ func BenchmarkClaimComplete(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric(float64(done.Load())/b.Elapsed().Seconds(), "cycles/s")
 			b.ReportMetric(float64(rt.n.Load())/float64(max(done.Load(), 1)), "roundtrips/uri")
+			if n := instructions(); n > 0 {
+				b.ReportMetric(n/float64(max(done.Load(), 1)), "redis-instr/op")
+			}
+			if before != nil {
+				reportCommands(b, diffCommands(before, commandStats(b, rdb)), done.Load())
+			}
 		})
 	}
 }
@@ -168,6 +185,8 @@ func BenchmarkCrawlCycle(b *testing.B) {
 	rt.n.Store(0)
 	var done, fresh atomic.Int64
 	fresh.Store(int64(b.N))
+	before := commandStats(b, rdb)
+	instructions := perfInstructions(b, rdb)
 	b.ResetTimer()
 	crawlLoops(b, 16, func(ctx context.Context) bool {
 		cs, _, err := f.Claim(ctx, 8, time.Minute)
@@ -205,6 +224,12 @@ func BenchmarkCrawlCycle(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(done.Load())/b.Elapsed().Seconds(), "uris/s")
 	b.ReportMetric(float64(rt.n.Load())/float64(max(done.Load(), 1)), "roundtrips/uri")
+	if n := instructions(); n > 0 {
+		b.ReportMetric(n/float64(max(done.Load(), 1)), "redis-instr/op")
+	}
+	if before != nil {
+		reportCommands(b, diffCommands(before, commandStats(b, rdb)), done.Load())
+	}
 }
 
 // crawlLoops runs n loops of step until one returns false.

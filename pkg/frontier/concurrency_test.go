@@ -201,6 +201,7 @@ func TestConcurrentProcesses(t *testing.T) {
 	}
 	checkExactlyOnce(t, records, hosts*perHost)
 	mustEqual(t, "finished", totals(t, f).URIs, hosts*perHost)
+	checkInvariants(t, rdb, "{conc}:")
 }
 
 func checkExactlyOnce(t *testing.T, records []fetchRecord, want int) {

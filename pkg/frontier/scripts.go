@@ -2,14 +2,19 @@ package frontier
 
 import (
 	_ "embed"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// The Lua sources live in lua/; lib.lua is prepended to each script.
+// The Lua sources live in lua/. lib.lua is prepended to each script, and
+// settle.lua after it to those that end leases or count finished URIs:
+// all of it runs on every call, so each script gets only what it uses.
 var (
 	//go:embed lua/lib.lua
 	luaLib string
+	//go:embed lua/settle.lua
+	luaSettle string
 	//go:embed lua/admit.lua
 	luaAdmit string
 	//go:embed lua/claim.lua
@@ -34,10 +39,16 @@ type scripts struct {
 	admit, claim, complete, reap, renew, pauseHost, journal, purge *redis.Script
 }
 
+// newScripts runs each script body as a function and then flush
+// (lib.lua), so that the changes the helpers buffer are written after
+// every return of the body.
 func newScripts() scripts {
-	s := func(src string) *redis.Script { return redis.NewScript(luaLib + "\n" + src) }
+	s := func(src string, parts ...string) *redis.Script {
+		return redis.NewScript(luaLib + "\n" + strings.Join(parts, "\n") + "\nlocal function main()\n" + src +
+			"\nend\nlocal result = main()\nflush()\nreturn result\n")
+	}
 	return scripts{
-		admit: s(luaAdmit), claim: s(luaClaim), complete: s(luaComplete), reap: s(luaReap),
-		renew: s(luaRenew), pauseHost: s(luaPauseHost), journal: s(luaJournal), purge: s(luaPurge),
+		admit: s(luaAdmit), claim: s(luaClaim), complete: s(luaComplete, luaSettle), reap: s(luaReap, luaSettle),
+		renew: s(luaRenew), pauseHost: s(luaPauseHost), journal: s(luaJournal, luaSettle), purge: s(luaPurge),
 	}
 }

@@ -17,6 +17,45 @@ end
 local F = 12
 if mode ~= 'b' then k = 0 end
 
+-- ref adds a reference to a context (lib.lua says how counts are kept).
+local function ref(id, blob)
+  if not refn then refn, refd = {}, {} end
+  local n = refn[id]
+  if n then
+    n = n + 1
+    refd[id] = refd[id] + 1
+  else
+    n = redis.call('HINCRBY', CTXN, id, 1)
+    refd[id] = 0
+  end
+  refn[id] = n
+  if n == 1 then
+    redis.call('HSET', CTX, id, blob)
+    ctxBlobs = ctxBlobs or {}
+    ctxBlobs[id] = blob
+  end
+end
+
+-- rpush adds an item for the tail of a queue, written by flush.
+local function rpush(key, item)
+  pushes = pushes or {}
+  local l = pushes[key]
+  if not l then
+    l = {}
+    pushes[key] = l
+  end
+  l[#l + 1] = item
+end
+
+-- push queues a new item at the tail of its precedence level and makes it
+-- the live entry for its URI (an older entry of the URI becomes stale).
+local function push(host, uk, level, ctx, blob, payload)
+  local seq = nextseq(P .. 'seq')
+  rpush(P .. 'q:' .. host .. ':' .. level, uk .. ' ' .. seq .. ' ' .. level .. ' 0 ' .. ctx .. ' ' .. payload)
+  redis.call('HSET', P .. 'u:' .. host, uk, 'q' .. level .. seq)
+  ref(ctx, blob)
+end
+
 -- bloom sets the candidate's bits and reports whether all were set.
 local function bloom(i)
   local seen = true
@@ -28,22 +67,27 @@ local function bloom(i)
   return seen
 end
 
+-- reset drops a host's and a source's quota counters.
 local function reset(host, src)
   redis.call('HDEL', P .. 'h:' .. host, 'fs', 'sb', 'fr', 'ab')
-  redis.call('DEL', P .. 'hn:' .. hostname(host))
-  if src ~= '' then redis.call('DEL', P .. 'src:' .. src) end
+  local hn = P .. 'hn:' .. hostname(host)
+  settleQuota(hn)
+  redis.call('DEL', hn)
+  if src ~= '' then
+    settleQuota(P .. 'src:' .. src)
+    redis.call('DEL', P .. 'src:' .. src)
+  end
 end
 
 local out = {}
 local i = 7 + 2 * nctx
 while i <= #ARGV do
+  -- Most candidates are already queued, so the fields only the others
+  -- need are converted from text later (tonumber is not cheap).
   local host, uk, level, force, payload = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3] == '1', ARGV[i + 4]
-  local cx = tonumber(ARGV[i + 5])
-  local last, interval, launch, journal = tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]), tonumber(ARGV[i + 8]), tonumber(ARGV[i + 9])
-  local pq, rst = ARGV[i + 10], ARGV[i + 11] == '1'
-  local ctx, blob = ctxs[cx], blobs[cx]
-  known(host, pq)
-  if rst then reset(host, source(blob)) end
+  local cx = ARGV[i + 5]
+  known(host, ARGV[i + 10])
+  if ARGV[i + 11] == '1' then reset(host, source(blobs[tonumber(cx)])) end
   local st = redis.call('HGET', P .. 'u:' .. host, uk)
   local kind = st and string.sub(st, 1, 1)
   local code
@@ -53,7 +97,8 @@ while i <= #ARGV do
     if force and kind == 'q' and string.sub(st, 2, 2) ~= '0' then
       -- forceFetch of a queued URI: a new entry at the top level replaces
       -- it (the old one becomes stale and is dropped when popped).
-      push(host, uk, 0, ctx, blob, payload)
+      cx = tonumber(cx)
+      push(host, uk, 0, ctxs[cx], blobs[cx], payload)
       code = 3
     end
   else
@@ -63,6 +108,7 @@ while i <= #ARGV do
     if kind == 'f' then done = tonumber(string.sub(st, 2)) * 1000 + 999 end
     local seen = false
     if mode == 'b' then seen = bloom(i) end
+    local last, interval, launch, journal = tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]), tonumber(ARGV[i + 8]), tonumber(ARGV[i + 9])
     local ok
     if journal > 0 then
       ok = done < journal
@@ -76,9 +122,20 @@ while i <= #ARGV do
       ok = last == 0 or (launch > 0 and last < launch) or (interval > 0 and last + interval <= now)
     end
     if ok then
-      push(host, uk, level, ctx, blob, payload)
-      local n, a = adjust(host, 1, 0)
-      if n == 1 then schedule(host, n, a, now) end
+      cx = tonumber(cx)
+      push(host, uk, level, ctxs[cx], blobs[cx], payload)
+      local hk = P .. 'h:' .. host
+      local n = redis.call('HINCRBY', hk, 'n', 1)
+      if n == 1 or n == 0 then
+        -- The host had or has nothing queued: whether it is exhausted
+        -- and ready depends on the rest of its state.
+        local v = redis.call('HMGET', hk, 'a', 'pq', 'p', 'next')
+        local a = num(v[1])
+        adjust(n - 1, a, 1, 0)
+        if n == 1 then schedule(host, n, a, v[2], v[3], v[4], now) end
+      else
+        adjust(n - 1, 1, 1, 0)
+      end
       code = 1
     else
       code = 2

@@ -11,38 +11,84 @@ if redis.call('EXISTS', P .. 'paused') == 1 then
   out[1] = tostring(now + 1000)
   return out
 end
+
+-- addLease records a new lease, written by flush (lib.lua).
+local function addLease(lease, item, expiry)
+  if not leaseAdd then leaseAdd, leaseExp = {}, {} end
+  leaseAdd[#leaseAdd + 1] = lease
+  leaseAdd[#leaseAdd + 1] = item
+  leaseExp[#leaseExp + 1] = expiry
+  leaseExp[#leaseExp + 1] = lease
+end
+
+-- pop takes the best live item of a host: lowest level first, arrival
+-- order within it. Stale entries (superseded by a forced re-queue) are
+-- dropped on the way.
+local function pop(host)
+  local uh = P .. 'u:' .. host
+  for level = 0, 2 do
+    local qk = P .. 'q:' .. host .. ':' .. level
+    settlePushes(qk)
+    while true do
+      local item = redis.call('LPOP', qk)
+      if not item then break end
+      local uk, seq, lvl, r, ctx = parse(item)
+      if uk and redis.call('HGET', uh, uk) == 'q' .. lvl .. seq then
+        return item, uk, seq, lvl, r, ctx
+      end
+      if ctx then unref(ctx) end
+    end
+  end
+  return nil
+end
+
+-- The ready set is read here and at the end: what is pending goes first.
+flushReady()
 local hosts = redis.call('ZRANGEBYSCORE', READY, '-inf', now, 'LIMIT', 0, max)
 local claimed = 0
+-- A claim changes no quota counters, and the claims of a batch often
+-- share a host name or source.
+local usages = {}
+local function usage(key, out)
+  local v = usages[key]
+  if not v then
+    settleQuota(key)
+    v = redis.call('HMGET', key, 'fs', 'sb', 'fr', 'ab')
+    usages[key] = v
+  end
+  for i = 1, 4 do out[#out + 1] = num(v[i]) end
+end
 -- claimOne claims the next URI of host; it returns whether the host can
 -- give another one now (parallelQueues left, still ready).
 local function claimOne(host)
   local item, uk, seq, lvl, r, ctx = pop(host)
   if item then
     redis.call('HSET', P .. 'u:' .. host, uk, 'l' .. lvl .. seq)
-    local n, a = adjust(host, -1, 1)
-    schedule(host, n, a, now)
-    local lease = host .. ' ' .. redis.call('INCR', P .. 'lseq')
-    redis.call('ZADD', LEASES, untilms, lease)
-    redis.call('HSET', LEASED, lease, item)
-    local blob = redis.call('HGET', CTX, ctx) or ''
+    local hk = P .. 'h:' .. host
+    local v = redis.call('HMGET', hk, 'n', 'a', 'pq', 'p', 'next', 'fs', 'sb', 'fr', 'ab')
+    local n, a = adjust(num(v[1]), num(v[2]), -1, 1)
+    redis.call('HSET', hk, 'n', n, 'a', a)
+    local t = schedule(host, n, a, v[3], v[4], v[5], now)
+    local lease = host .. ' ' .. nextseq(P .. 'lseq')
+    addLease(lease, item, untilms)
+    local blob = ctxblob(ctx) or ''
     out[#out + 1] = lease
     out[#out + 1] = item
     out[#out + 1] = blob
-    for _, key in ipairs({P .. 'h:' .. host, P .. 'hn:' .. hostname(host), P .. 'src:' .. source(blob)}) do
-      local fs, sb, fr, ab = usage(key)
-      out[#out + 1] = fs
-      out[#out + 1] = sb
-      out[#out + 1] = fr
-      out[#out + 1] = ab
-    end
+    for i = 6, 9 do out[#out + 1] = num(v[i]) end
+    usage(P .. 'hn:' .. hostname(host), out)
+    usage(P .. 'src:' .. source(blob), out)
     claimed = claimed + 1
-    local score = redis.call('ZSCORE', READY, host)
-    return score ~= false and score ~= nil and tonumber(score) <= now
+    -- The host was just scheduled: it gives another URI now if ready now.
+    return t ~= nil and t <= now
   end
   -- Only stale entries were left: the host has nothing queued.
-  local v = redis.call('HMGET', P .. 'h:' .. host, 'n', 'a')
-  local n, a = adjust(host, -num(v[1]), 0)
-  schedule(host, n, a, now)
+  local hk = P .. 'h:' .. host
+  local v = redis.call('HMGET', hk, 'n', 'a', 'pq', 'p', 'next')
+  local n0 = num(v[1])
+  local n, a = adjust(n0, num(v[2]), -n0, 0)
+  if n0 ~= 0 then redis.call('HSET', hk, 'n', n) end
+  schedule(host, n, a, v[3], v[4], v[5], now)
   return false
 end
 -- A host with parallelQueues left gives several URIs in one call, so a
@@ -51,6 +97,7 @@ for _, host in ipairs(hosts) do
   while claimed < max and claimOne(host) do end
   if claimed >= max then break end
 end
+flushReady()
 local first = redis.call('ZRANGE', READY, 0, 0, 'WITHSCORES')
 if first[2] then out[1] = first[2] else out[1] = '-1' end
 return out

@@ -4,6 +4,9 @@
 -- ms, parallelQueues. Returns 1 per settled lease, 0 per lease that had
 -- already expired.
 local now, mode = tonumber(ARGV[2]), ARGV[3]
+local leases = {}
+for i = 4, #ARGV, 9 do leases[#leases + 1] = ARGV[i] end
+readLeases(leases)
 local out = {}
 for i = 4, #ARGV, 9 do
   out[#out + 1] = settle(ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]),

@@ -12,6 +12,7 @@ for i = 2, #ARGV, 6 do
   end
   known(host, '1')
   count(host, src, status, bytes)
+  tally(P .. 'h:' .. host, status, math.max(bytes, 0))
   out = out + 1
 end
 return out

@@ -17,6 +17,184 @@ local function num(v)
   return tonumber(v) or 0
 end
 
+-- Every redis.call costs a fixed overhead, and a batch shares state that
+-- each of its URIs changes: the shard's meta and stats counters, a
+-- source's quota counters, the reference count of the launch context, the
+-- ready set, the lease hash and zset, the arrival and lease counters. So
+-- the scripts collect such changes in Lua tables and flush writes them
+-- with one command per key (and field) when the script ends: scripts.go
+-- runs flush after every script body, whatever it returns. Redis runs a
+-- script atomically, so nobody can see the difference, provided a script
+-- reads such state only through these helpers. Lua tables cost too (the
+-- whole of this file runs for every script call), so state that URIs
+-- rarely share, like a host's hash, is read and written once per URI, and
+-- the tables below are made at their first use.
+
+-- mcall runs cmd on key with the values of args, in slices, as Lua's C
+-- stack holds about 8000 values.
+local function mcall(cmd, key, args)
+  for i = 1, #args, 1000 do
+    redis.call(cmd, key, unpack(args, i, math.min(i + 999, #args)))
+  end
+end
+
+-- Increments of the shard's meta counters, and of its stats: per status
+-- (status -> count) and of bytes and retries.
+local dQueued, dInflight, dBusy, dExhausted, dHosts, dPaused = 0, 0, 0, 0, 0, 0
+local dStatus, dBytes, dRetries
+
+-- Increments of quota counters (of sources: a batch often shares one),
+-- key -> {fs, sb, fr, ab}.
+local quotas
+
+-- settleQuota writes the pending increments of key, before it is read or
+-- dropped.
+local function settleQuota(key)
+  local q = quotas and quotas[key]
+  if not q then return end
+  quotas[key] = nil
+  if q[1] ~= 0 then redis.call('HINCRBY', key, 'fs', q[1]) end
+  if q[2] ~= 0 then redis.call('HINCRBY', key, 'sb', q[2]) end
+  if q[3] ~= 0 then redis.call('HINCRBY', key, 'fr', q[3]) end
+  if q[4] ~= 0 then redis.call('HINCRBY', key, 'ab', q[4]) end
+end
+
+local function flushCounters()
+  if dQueued ~= 0 then redis.call('HINCRBY', META, 'queued', dQueued) end
+  if dInflight ~= 0 then redis.call('HINCRBY', META, 'inflight', dInflight) end
+  if dBusy ~= 0 then redis.call('HINCRBY', META, 'busy', dBusy) end
+  if dExhausted ~= 0 then redis.call('HINCRBY', META, 'exhausted', dExhausted) end
+  if dHosts ~= 0 then redis.call('HINCRBY', META, 'hosts', dHosts) end
+  if dPaused ~= 0 then redis.call('HINCRBY', META, 'paused', dPaused) end
+  if dStatus then
+    for status, n in pairs(dStatus) do redis.call('HINCRBY', STATS, 'status:' .. status, n) end
+  end
+  if dBytes then redis.call('HINCRBY', STATS, 'bytes', dBytes) end
+  if dRetries then redis.call('HINCRBY', STATS, 'retries', dRetries) end
+  if quotas then
+    for key in pairs(quotas) do settleQuota(key) end
+  end
+end
+
+-- The ready set: host -> the last time given (false: out of the set).
+local ready
+
+local function flushReady()
+  if not ready then return end
+  local add, rem
+  for host, t in pairs(ready) do
+    if t then
+      add = add or {}
+      add[#add + 1] = t
+      add[#add + 1] = host
+    else
+      rem = rem or {}
+      rem[#rem + 1] = host
+    end
+  end
+  ready = nil
+  if add then mcall('ZADD', READY, add) end
+  if rem then mcall('ZREM', READY, rem) end
+end
+
+-- Leases: leased maps a lease to its item (false: none). A claim only
+-- adds leases and a completion only removes them, each lease name being
+-- new, so the two are kept apart, and only removals are looked up:
+-- leaseAdd holds lease, item pairs, leaseExp expiry, lease pairs, leaseDel
+-- leases.
+local leased, leaseAdd, leaseExp, leaseDel
+
+-- A counter handing out numbers (arrival or lease; a script uses one):
+-- the first INCR of a script tells the value, later ones are counted in
+-- seqN.
+local seqKey, seqV, seqN
+
+local function flushSeq()
+  if seqN and seqN > 0 then redis.call('INCRBY', seqKey, seqN) end
+  seqKey, seqV, seqN = nil, nil, nil
+end
+
+local function nextseq(key)
+  if key ~= seqKey then
+    flushSeq()
+    seqKey, seqV, seqN = key, redis.call('INCR', key), 0
+  else
+    seqV, seqN = seqV + 1, seqN + 1
+  end
+  return seqV
+end
+
+-- Context blobs (false: none) and reference counts. The first change of a
+-- count in a script is made at once and tells the count (refn); later
+-- ones are kept in refd while the count stays positive, and otherwise
+-- made at once, so the blob is set when the count reaches 1 and dropped
+-- when it reaches 0 exactly as one change at a time would.
+local ctxBlobs, refn, refd
+
+local function ctxblob(id)
+  ctxBlobs = ctxBlobs or {}
+  local b = ctxBlobs[id]
+  if b == nil then
+    b = redis.call('HGET', CTX, id)
+    ctxBlobs[id] = b
+  end
+  return b
+end
+
+local function unref(id)
+  if not refn then refn, refd = {}, {} end
+  local n = refn[id]
+  if n and n > 1 then
+    refn[id] = n - 1
+    refd[id] = refd[id] - 1
+    return
+  end
+  if not n then
+    n = redis.call('HINCRBY', CTXN, id, -1)
+    refn[id], refd[id] = n, 0
+    if n > 0 then return end
+  end
+  refn[id], refd[id] = 0, 0
+  redis.call('HDEL', CTXN, id)
+  redis.call('HDEL', CTX, id)
+  ctxBlobs = ctxBlobs or {}
+  ctxBlobs[id] = false
+end
+
+-- Items for the tail of a queue, per list (see rpush in admit.lua).
+local pushes
+
+-- settlePushes writes the pending items of a list, before it is read or
+-- pushed to at its head.
+local function settlePushes(key)
+  local l = pushes and pushes[key]
+  if not l then return end
+  pushes[key] = nil
+  mcall('RPUSH', key, l)
+end
+
+local function flush()
+  if pushes then
+    for key in pairs(pushes) do settlePushes(key) end
+  end
+  flushSeq()
+  if refd then
+    for id, d in pairs(refd) do
+      if d ~= 0 then redis.call('HINCRBY', CTXN, id, d) end
+    end
+  end
+  if leaseAdd then
+    mcall('HSET', LEASED, leaseAdd)
+    mcall('ZADD', LEASES, leaseExp)
+  end
+  if leaseDel then
+    mcall('HDEL', LEASED, leaseDel)
+    mcall('ZREM', LEASES, leaseDel)
+  end
+  flushReady()
+  flushCounters()
+end
+
 -- hostname drops the port of a queue's authority: quotas count per host
 -- name as well as per server (host:port).
 local function hostname(host)
@@ -30,18 +208,6 @@ local function parse(item)
   return string.match(item, '^(%S+) (%d+) (%d) (%d+i?) (%S+) (.*)$')
 end
 
--- retried returns the retries field with one more retry (keeping the
--- interrupted mark); interrupted marks it.
-local function retried(r)
-  local n, i = string.match(r, '^(%d+)(i?)$')
-  return (tonumber(n) + 1) .. i
-end
-
-local function interrupted(r)
-  if string.sub(r, -1) == 'i' then return r end
-  return r .. 'i'
-end
-
 -- source returns the source-tag id that starts a context blob.
 local function source(blob)
   if not blob then
@@ -50,181 +216,46 @@ local function source(blob)
   return string.match(blob, '^([^\n]*)') or ''
 end
 
-local function ref(id, blob)
-  if redis.call('HINCRBY', CTXN, id, 1) == 1 then
-    redis.call('HSET', CTX, id, blob)
-  end
-end
-
-local function unref(id)
-  if redis.call('HINCRBY', CTXN, id, -1) <= 0 then
-    redis.call('HDEL', CTXN, id)
-    redis.call('HDEL', CTX, id)
-  end
-end
-
--- adjust changes a host's live queued count (n) and leases (a) and keeps
--- the shard's counters of queued URIs, URIs in flight, busy hosts and
--- exhausted hosts (known hosts with nothing queued or in flight) exact.
--- It returns the new n and a; a is read only when it matters (da ~= 0, or
--- n is or was 0) and is otherwise reported as 1.
-local function adjust(host, dn, da)
-  local hk = P .. 'h:' .. host
-  local n1, a1, n0, a0
-  if dn ~= 0 then
-    n1 = redis.call('HINCRBY', hk, 'n', dn)
-    redis.call('HINCRBY', META, 'queued', dn)
-    n0 = n1 - dn
-  end
-  if da ~= 0 then
-    a1 = redis.call('HINCRBY', hk, 'a', da)
-    redis.call('HINCRBY', META, 'inflight', da)
-    a0 = a1 - da
-    if (a0 > 0) ~= (a1 > 0) then redis.call('HINCRBY', META, 'busy', a1 > 0 and 1 or -1) end
-  end
-  if not n1 then
-    n1 = num(redis.call('HGET', hk, 'n'))
-    n0 = n1
-  end
-  if not a1 then
-    -- Only whether a is zero matters below, and only when n is or was 0.
-    if n0 == 0 or n1 == 0 then a1 = num(redis.call('HGET', hk, 'a')) else a1 = 1 end
-    a0 = a1
-  end
+-- adjust takes a host's live queued count (n) and leases (a) from n0, a0
+-- by dn, da and keeps the shard's counters of queued URIs, URIs in
+-- flight, busy hosts and exhausted hosts (known hosts with nothing queued
+-- or in flight) exact. It returns the new n and a; the caller writes them.
+local function adjust(n0, a0, dn, da)
+  local n1, a1 = n0 + dn, a0 + da
+  dQueued, dInflight = dQueued + dn, dInflight + da
+  if (a0 > 0) ~= (a1 > 0) then dBusy = dBusy + (a1 > 0 and 1 or -1) end
   local e0, e1 = (n0 == 0 and a0 == 0), (n1 == 0 and a1 == 0)
-  if e0 ~= e1 then redis.call('HINCRBY', META, 'exhausted', e1 and 1 or -1) end
+  if e0 ~= e1 then dExhausted = dExhausted + (e1 and 1 or -1) end
   return n1, a1
 end
 
 -- schedule puts a host in the ready set at its next fetch time when it has
 -- URIs queued, a free parallel slot and is not paused; otherwise it takes
--- the host out.
-local function schedule(host, n, a, now)
-  local v = redis.call('HMGET', P .. 'h:' .. host, 'pq', 'p', 'next')
-  local pq = tonumber(v[1]) or 1
-  if n > 0 and a < pq and v[2] ~= '1' then
-    local t = num(v[3])
+-- the host out. pq, p and nxt are the host's fields. It returns the ready
+-- time, nil when out.
+local function schedule(host, n, a, pq, p, nxt, now)
+  if n > 0 and a < (tonumber(pq) or 1) and p ~= '1' then
+    local t = num(nxt)
     if t < now then t = now end
-    redis.call('ZADD', READY, t, host)
-  else
-    redis.call('ZREM', READY, host)
+    ready = ready or {}
+    ready[host] = t
+    return t
   end
+  ready = ready or {}
+  ready[host] = false
+  return nil
 end
 
 -- known records a host the first time it is seen (a new host starts
 -- exhausted: nothing queued, nothing in flight) with its parallelQueues;
--- completions keep the setting current afterwards.
+-- completions keep the setting current afterwards. Only the first
+-- HSETNX of a host in a script can set it.
+local knownHosts
 local function known(host, pq)
+  knownHosts = knownHosts or {}
+  if knownHosts[host] then return end
+  knownHosts[host] = true
   if redis.call('HSETNX', P .. 'h:' .. host, 'pq', pq) == 1 then
-    redis.call('HINCRBY', META, 'hosts', 1)
-    redis.call('HINCRBY', META, 'exhausted', 1)
+    dHosts, dExhausted = dHosts + 1, dExhausted + 1
   end
-end
-
--- push queues a new item at the tail of its precedence level and makes it
--- the live entry for its URI (an older entry of the URI becomes stale).
-local function push(host, uk, level, ctx, blob, payload)
-  local seq = redis.call('INCR', P .. 'seq')
-  local item = uk .. ' ' .. seq .. ' ' .. level .. ' 0 ' .. ctx .. ' ' .. payload
-  redis.call('RPUSH', P .. 'q:' .. host .. ':' .. level, item)
-  redis.call('HSET', P .. 'u:' .. host, uk, 'q' .. level .. seq)
-  ref(ctx, blob)
-end
-
--- pop takes the best live item of a host: lowest level first, arrival
--- order within it. Stale entries (superseded by a forced re-queue) are
--- dropped on the way.
-local function pop(host)
-  local uh = P .. 'u:' .. host
-  for level = 0, 2 do
-    local qk = P .. 'q:' .. host .. ':' .. level
-    while true do
-      local item = redis.call('LPOP', qk)
-      if not item then break end
-      local uk, seq, lvl, r, ctx = parse(item)
-      if uk and redis.call('HGET', uh, uk) == 'q' .. lvl .. seq then
-        return item, uk, seq, lvl, r, ctx
-      end
-      if ctx then unref(ctx) end
-    end
-  end
-  return nil
-end
-
-local function usage(key)
-  local v = redis.call('HMGET', key, 'fs', 'sb', 'fr', 'ab')
-  return num(v[1]), num(v[2]), num(v[3]), num(v[4])
-end
-
--- tally counts a finished URI against a quota subject (server, host name
--- or source): successes are 2xx responses, responses any HTTP status.
-local function tally(key, status, bytes)
-  if status <= 0 then return end
-  redis.call('HINCRBY', key, 'fr', 1)
-  if bytes > 0 then redis.call('HINCRBY', key, 'ab', bytes) end
-  if status >= 200 and status < 300 then
-    redis.call('HINCRBY', key, 'fs', 1)
-    if bytes > 0 then redis.call('HINCRBY', key, 'sb', bytes) end
-  end
-end
-
--- count adds a finished URI to the crawl totals (per status; the Go side
--- sums them) and the quota counters.
-local function count(host, src, status, bytes)
-  if bytes < 0 then bytes = 0 end
-  redis.call('HINCRBY', STATS, 'status:' .. status, 1)
-  if bytes > 0 then redis.call('HINCRBY', STATS, 'bytes', bytes) end
-  tally(P .. 'h:' .. host, status, bytes)
-  tally(P .. 'hn:' .. hostname(host), status, bytes)
-  if src ~= '' then tally(P .. 'src:' .. src, status, bytes) end
-end
-
--- settle ends a lease. kind 'f' finishes the URI, 'r' puts it back for a
--- retry (charged), 'u' puts it back uncharged (expired lease, release).
--- delay is the politeness delay from now; cd the host's robots
--- Crawl-delay in ms (-1: unknown, use the stored one), raised to at most
--- cap. It returns 0 when the lease no longer exists.
-local function settle(lease, kind, status, bytes, delay, cd, cap, rdelay, pq, now, mode)
-  local item = redis.call('HGET', LEASED, lease)
-  if not item then return 0 end
-  redis.call('HDEL', LEASED, lease)
-  redis.call('ZREM', LEASES, lease)
-  local host = string.match(lease, '^(.*) %d+$')
-  local uk, seq, lvl, r, ctx, payload = parse(item)
-  local hk = P .. 'h:' .. host
-  if kind ~= 'u' then
-    if cd >= 0 then
-      redis.call('HSET', hk, 'cd', cd)
-    else
-      cd = num(redis.call('HGET', hk, 'cd'))
-    end
-    if cd > cap then cd = cap end
-    if cd > delay then delay = cd end
-    if kind == 'r' and rdelay > delay then delay = rdelay end
-    redis.call('HSET', hk, 'next', now + delay, 'pq', pq)
-  end
-  local n, a
-  if kind == 'f' then
-    if mode == 'b' then
-      redis.call('HDEL', P .. 'u:' .. host, uk)
-    else
-      redis.call('HSET', P .. 'u:' .. host, uk, 'f' .. math.floor(now / 1000))
-    end
-    count(host, source(redis.call('HGET', CTX, ctx)), status, bytes)
-    unref(ctx)
-    n, a = adjust(host, 0, -1)
-  else
-    local again
-    if kind == 'r' then
-      again = uk .. ' ' .. seq .. ' ' .. lvl .. ' ' .. retried(r) .. ' ' .. ctx .. ' ' .. payload
-      redis.call('HINCRBY', STATS, 'retries', 1)
-    else
-      again = uk .. ' ' .. seq .. ' ' .. lvl .. ' ' .. interrupted(r) .. ' ' .. ctx .. ' ' .. payload
-    end
-    redis.call('LPUSH', P .. 'q:' .. host .. ':' .. lvl, again)
-    redis.call('HSET', P .. 'u:' .. host, uk, 'q' .. lvl .. seq)
-    n, a = adjust(host, 1, -1)
-  end
-  schedule(host, n, a, now)
-  return 1
 end

@@ -3,11 +3,9 @@
 -- ARGV: P, host.
 local uh = P .. 'u:' .. ARGV[2]
 local all = redis.call('HGETALL', uh)
-local n = 0
+local done = {}
 for i = 1, #all, 2 do
-  if string.sub(all[i + 1], 1, 1) == 'f' then
-    redis.call('HDEL', uh, all[i])
-    n = n + 1
-  end
+  if string.sub(all[i + 1], 1, 1) == 'f' then done[#done + 1] = all[i] end
 end
-return n
+mcall('HDEL', uh, done)
+return #done
