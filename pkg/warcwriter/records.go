@@ -83,6 +83,22 @@ func owned(opts []gowarc.WarcRecordOption) []gowarc.WarcRecordOption {
 	return append(opts, gowarc.WithSpecViolationPolicy(gowarc.ErrIgnore))
 }
 
+// gowarcMemBytes is gowarc's default limit of a record's in-memory buffer,
+// past which it spills to a temporary file.
+const gowarcMemBytes = 1 << 20
+
+// sized adds to opts a block buffer of exactly size bytes when the block
+// fits in memory anyway. gowarc otherwise starts every record with a
+// zeroed 16 KiB buffer: too big for a request, too small for most pages.
+// The limit is one more than size because a buffer that is exactly full
+// spills to a file on the next write.
+func sized(opts []gowarc.WarcRecordOption, size int64) []gowarc.WarcRecordOption {
+	if size <= 0 || size >= gowarcMemBytes {
+		return opts
+	}
+	return append(opts, gowarc.WithBufferMaxMemBytes(size+1))
+}
+
 // blockDigest is WARC-Block-Digest of block.
 func blockDigest(block []byte) string {
 	sum := sha1.Sum(block) //nolint:gosec // SHA-1 is what WARC digests use
@@ -144,7 +160,8 @@ func build(rb gowarc.WarcRecordBuilder) (gowarc.WarcRecord, error) {
 
 // request builds the request record of c.
 func (b builder) request(c *Capture) (gowarc.WarcRecord, error) {
-	rb, err := b.newRecord(gowarc.Request, owned(b.httpOptions(false)), c.URL, c.Date, contentTypeRequest)
+	opts := sized(owned(b.httpOptions(false)), int64(len(c.Request)))
+	rb, err := b.newRecord(gowarc.Request, opts, c.URL, c.Date, contentTypeRequest)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +188,7 @@ func (b builder) response(c *Capture, parse bool) (gowarc.WarcRecord, error) {
 	if own {
 		opts = owned(opts)
 	}
-	rb, err := b.newRecord(gowarc.Response, opts, c.URL, c.Date, contentTypeResponse)
+	rb, err := b.newRecord(gowarc.Response, sized(opts, c.ResponseLength), c.URL, c.Date, contentTypeResponse)
 	if err != nil {
 		return nil, err
 	}
@@ -284,12 +301,12 @@ func (b builder) revisit(c *Capture) (gowarc.WarcRecord, error) {
 // metadata builds the metadata record of c.
 func (b builder) metadata(c *Capture) (gowarc.WarcRecord, error) {
 	// The block is ours and digested here: gowarc need not parse it back.
-	opts := append(owned(b.fieldsOptions()), gowarc.WithSkipParseBlock())
+	block := metadataBlock(c.Metadata)
+	opts := sized(append(owned(b.fieldsOptions()), gowarc.WithSkipParseBlock()), int64(len(block)))
 	rb, err := b.newRecord(gowarc.Metadata, opts, c.URL, c.Date, gowarc.ApplicationWarcFields)
 	if err != nil {
 		return nil, err
 	}
-	block := metadataBlock(c.Metadata)
 	rb.AddWarcHeader(gowarc.WarcBlockDigest, blockDigest([]byte(block)))
 	if _, err := rb.WriteString(block); err != nil {
 		_ = rb.Close()
