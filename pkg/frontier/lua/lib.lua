@@ -131,14 +131,20 @@ end
 -- when it reaches 0 exactly as one change at a time would.
 local ctxBlobs, refn, refd
 
+-- hgetOnce reads field of hash key once per script call; t keeps what was
+-- read (false for a missing field).
+local function hgetOnce(t, key, field)
+  local v = t[field]
+  if v == nil then
+    v = redis.call('HGET', key, field)
+    t[field] = v
+  end
+  return v
+end
+
 local function ctxblob(id)
   ctxBlobs = ctxBlobs or {}
-  local b = ctxBlobs[id]
-  if b == nil then
-    b = redis.call('HGET', CTX, id)
-    ctxBlobs[id] = b
-  end
-  return b
+  return hgetOnce(ctxBlobs, CTX, id)
 end
 
 local function unref(id)

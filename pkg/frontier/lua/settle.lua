@@ -4,12 +4,7 @@
 -- leaseitem returns the item of a lease, false when there is none.
 local function leaseitem(lease)
   leased = leased or {}
-  local item = leased[lease]
-  if item == nil then
-    item = redis.call('HGET', LEASED, lease)
-    leased[lease] = item
-  end
-  return item
+  return hgetOnce(leased, LEASED, lease)
 end
 
 -- readLeases reads the items of many leases in one call.
