@@ -38,8 +38,15 @@ func NewResolver(entries int) *Resolver {
 	return &Resolver{cache: lru.New[string, string](entries)}
 }
 
-// Resolve is the package's Resolve, cached. Failures are not cached.
+// Resolve is the package's Resolve, cached. Failures are not cached. A
+// single call looks in the cache before it parses the base; ForBase, which
+// parses its base once a page, also joins plain links without the cache.
 func (r *Resolver) Resolve(base, ref string) (string, error) {
+	if key, ok := cacheKey(base, ref); ok {
+		if abs, hit := r.cache.Get(key, time.Time{}); hit {
+			return abs, nil
+		}
+	}
 	var b parsedBase
 	return r.resolve(&b, base, ref)
 }
