@@ -11,15 +11,7 @@ import (
 // BenchmarkServeSite fetches every reachable URL of a default-sized site
 // once per iteration: the cost a crawler benchmark pays for the server.
 func BenchmarkServeSite(b *testing.B) {
-	site, err := Generate(Config{Seed: 1, LargeFileBytes: 64 << 10})
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv, err := site.Start(b.Context())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = srv.Close() })
+	srv := startSite(b, Config{Seed: 1, LargeFileBytes: 64 << 10})
 	tr := newTransport(srv)
 	b.Cleanup(tr.CloseIdleConnections)
 	urls := srv.Reachable(ReachOptions{})
@@ -40,16 +32,7 @@ func BenchmarkServeSite(b *testing.B) {
 // startBenchSite starts the site the crawl benchmark serves: 10 KB pages.
 func startBenchSite(b *testing.B) *Server {
 	b.Helper()
-	site, err := Generate(Config{Seed: 1, PageBytes: 10_000, LargeFileBytes: 64 << 10})
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv, err := site.Start(b.Context())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = srv.Close() })
-	return srv
+	return startSite(b, Config{Seed: 1, PageBytes: 10_000, LargeFileBytes: 64 << 10})
 }
 
 // benchResources routes every reachable target of srv's site hosts whose

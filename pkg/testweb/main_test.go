@@ -12,8 +12,9 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// startSite generates and starts a site, closing it when the test ends.
-func startSite(t *testing.T, cfg Config) *Server {
+// startSite generates and starts a site, closing it when the test or
+// benchmark ends.
+func startSite(t testing.TB, cfg Config) *Server {
 	t.Helper()
 	site, err := Generate(cfg)
 	if err != nil {
