@@ -271,13 +271,19 @@ func randCrawled(r *rand.Rand) Crawled {
 }
 
 func TestAppendCrawledRandom(t *testing.T) {
-	const seed = 20240117
-	r := rand.New(rand.NewPCG(seed, 1))
+	checkRandom(t, 20240117, 1, randCrawled, checkCrawledEncoding)
+}
+
+// checkRandom checks 5,000 random messages from gen, giving up after five
+// that diverge.
+func checkRandom[M any](t *testing.T, seed, stream uint64, gen func(*rand.Rand) M, check func(*testing.T, M) bool) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, stream))
 	failures := 0
 	for i := range 5000 {
-		if !checkCrawledEncoding(t, randCrawled(r)) {
+		if !check(t, gen(r)) {
 			if failures++; failures == 5 {
-				t.Fatalf("giving up after %d divergent events (seed %d, event %d)", failures, seed, i)
+				t.Fatalf("giving up after %d divergent messages (seed %d, message %d)", failures, seed, i)
 			}
 		}
 	}

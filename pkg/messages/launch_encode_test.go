@@ -140,16 +140,7 @@ func randLaunch(r *rand.Rand) Launch {
 }
 
 func TestAppendLaunchRandom(t *testing.T) {
-	const seed = 20240118
-	r := rand.New(rand.NewPCG(seed, 2))
-	failures := 0
-	for i := range 5000 {
-		if !checkAppendLaunch(t, randLaunch(r)) {
-			if failures++; failures == 5 {
-				t.Fatalf("giving up after %d divergent messages (seed %d, message %d)", failures, seed, i)
-			}
-		}
-	}
+	checkRandom(t, 20240118, 2, randLaunch, checkAppendLaunch)
 }
 
 func TestLaunchEncodingMatchesEncodingJSON(t *testing.T) {
