@@ -24,6 +24,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&cfg.ClamdAddr, "clamd-addr", "", "scan every response with this clamd (tcp://host:port or unix:///path)")
 	fs.StringVar(&cfg.DataDir, "data", "", "keep the crawl's output here (default: a temporary directory)")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write the crawl's CPU profile here (go tool pprof -tags shows the stages)")
+	fs.StringVar(&cfg.MemProfile, "memprofile", "", "write the allocation profile after the crawl here, and before it in <file>.base (go tool pprof -sample_index=alloc_space -diff_base <file>.base)")
 	fs.StringVar(&cfg.Trace, "trace", "", "write the crawl's execution trace here (go tool trace shows where threads wait)")
 	if err := parse(fs, args); err != nil {
 		return err

@@ -24,12 +24,14 @@ const (
 // slot is one file being written. It is used by one goroutine at a time
 // (whoever took it from Writer.free), so it needs no lock of its own.
 type slot struct {
-	w   *Writer
-	gz  *gzip.Writer // reused for every member
-	cw  countingWriter
-	bw  *bufio.Writer
-	f   *os.File // nil when no file is open
-	cur ClosedFile
+	w  *Writer
+	gz *gzip.Writer // reused for every member
+	// sink is gz as the marshaler sees it.
+	sink gzipSink
+	cw   countingWriter
+	bw   *bufio.Writer
+	f    *os.File // nil when no file is open
+	cur  ClosedFile
 	// warcinfoID is the WARC-Record-ID of the file's warcinfo record.
 	warcinfoID string
 }
@@ -52,7 +54,24 @@ func newSlot(w *Writer) (*slot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gzip level %d: %w", w.cfg.CompressionLevel, err)
 	}
-	return &slot{w: w, gz: gz, bw: bufio.NewWriterSize(nil, 256<<10)}, nil
+	return &slot{w: w, gz: gz, sink: gzipSink{gz: gz, buf: make([]byte, 32<<10)},
+		bw: bufio.NewWriterSize(nil, 256<<10)}, nil
+}
+
+// gzipSink hands gowarc's marshaler the slot's gzip writer with a
+// ReadFrom that copies a record's block through the slot's own buffer:
+// through io.Copy, the marshaler allocated 32 KiB for every record, most
+// of what a crawl allocated.
+type gzipSink struct {
+	gz  *gzip.Writer
+	buf []byte
+}
+
+func (g *gzipSink) Write(p []byte) (int, error) { return g.gz.Write(p) }
+
+// ReadFrom copies r to the gzip writer.
+func (g *gzipSink) ReadFrom(r io.Reader) (int64, error) {
+	return io.CopyBuffer(g.gz, r, g.buf)
 }
 
 // fileName returns the final name of a file opened at t with serial.
@@ -108,7 +127,7 @@ func (s *slot) writeRecord(rec gowarc.WarcRecord) (Location, error) {
 	}
 	start := s.cw.n
 	s.gz.Reset(&s.cw)
-	_, _, err := gowarc.NewMarshaler().Marshal(s.gz, rec, 0)
+	_, _, err := gowarc.NewMarshaler().Marshal(&s.sink, rec, 0)
 	if cerr := s.gz.Close(); err == nil {
 		err = cerr
 	}

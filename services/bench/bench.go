@@ -51,6 +51,9 @@ type Config struct {
 	CPUProfile string
 	// Trace, when set, writes the crawl's execution trace there.
 	Trace string
+	// MemProfile, when set, keeps the allocation profile there as it was
+	// after the crawl, and as it was before it in MemProfile+".base".
+	MemProfile string
 	// Base is the profile the crawl starts from (politeness is turned off).
 	Base   profile.Profile
 	Logger *slog.Logger

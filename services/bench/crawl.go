@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
 	"strconv"
@@ -41,6 +42,9 @@ func crawl(ctx context.Context, cfg Config, s *site, dataDir string) (CrawlResul
 		}
 		defer stop()
 	}
+	if err := writeAllocs(cfg.MemProfile, ".base"); err != nil {
+		return CrawlResult{}, err
+	}
 	var prof bytes.Buffer
 	cpu0, mach0 := processCPU(), machineCPU()
 	if err := pprof.StartCPUProfile(&prof); err != nil {
@@ -55,6 +59,9 @@ func crawl(ctx context.Context, cfg Config, s *site, dataDir string) (CrawlResul
 	if err != nil {
 		return r, fmt.Errorf("bench crawl: %w", err)
 	}
+	if err := writeAllocs(cfg.MemProfile, ""); err != nil {
+		return r, err
+	}
 	if cfg.CPUProfile != "" {
 		if err := os.WriteFile(cfg.CPUProfile, prof.Bytes(), 0o644); err != nil {
 			return r, fmt.Errorf("bench: keep cpu profile: %w", err)
@@ -65,6 +72,28 @@ func crawl(ctx context.Context, cfg Config, s *site, dataDir string) (CrawlResul
 	}
 	r.Pages, r.Window, err = crawlWindow(filepath.Join(dataDir, "logs", "fc-npld"))
 	return r, err
+}
+
+// writeAllocs writes the allocation profile to name+suffix; nothing when
+// name is "". The profile counts from the start of the process, so the
+// crawl's own allocations are the difference of the two written.
+func writeAllocs(name, suffix string) error {
+	if name == "" {
+		return nil
+	}
+	runtime.GC() // the profile is as of the last GC
+	f, err := os.Create(name + suffix)
+	if err != nil {
+		return fmt.Errorf("bench memory profile: %w", err)
+	}
+	err = pprof.Lookup("allocs").WriteTo(f, 0)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("bench memory profile %s: %w", name+suffix, err)
+	}
+	return nil
 }
 
 // startTrace writes an execution trace of the crawl to name, for
