@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -130,6 +131,27 @@ func TestRedisServerAOFPersistsAcrossRestart(t *testing.T) {
 	}
 	if s, err := c2.ZScore(ctx, "frontier:ready", "example.com").Result(); err != nil || s != 42 {
 		t.Errorf("ZSCORE after restart = %v, %v", s, err)
+	}
+}
+
+// TestRedisServerSmallHashListpacks checks that a hash past 128 fields is a
+// hash table: the frontier's per-host URI index is read and written by
+// field, and a bigger listpack is scanned linearly (docs/frontier.md).
+func TestRedisServerSmallHashListpacks(t *testing.T) {
+	requireRedisServer(t)
+	c := redisClient(t, startRedis(t, RedisOptions{DataDir: t.TempDir()}))
+	ctx := context.Background()
+	for i := range 129 {
+		if err := c.HSet(ctx, "u:host", fmt.Sprintf("uk%03d", i), "q1").Err(); err != nil {
+			t.Fatal(err)
+		}
+		enc, err := c.ObjectEncoding(ctx, "u:host").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]string{true: "listpack", false: "hashtable"}[i < 128]; enc != want {
+			t.Fatalf("encoding with %d fields = %s, want %s", i+1, enc, want)
+		}
 	}
 }
 
