@@ -58,10 +58,12 @@ func (r *Resolver) ForBase() func(base, ref string) (string, error) {
 	return func(base, ref string) (string, error) { return r.resolve(&b, base, ref) }
 }
 
-// parsedBase keeps the last base parsed for a ForBase function, and its
-// split for fastResolve when it is in normal form.
+// parsedBase keeps the last base seen by a ForBase function: its split for
+// fastResolve when it is in normal form, and the parsed base, parsed only
+// when a link needs the parser.
 type parsedBase struct {
 	raw    string
+	known  bool
 	url    *whatwg.Url
 	err    error
 	fast   fastBase
@@ -69,14 +71,21 @@ type parsedBase struct {
 }
 
 func (b *parsedBase) set(base string) {
-	if b.raw == base && (b.url != nil || b.err != nil) {
+	if b.known && b.raw == base {
 		return
 	}
-	*b = parsedBase{raw: base}
-	b.url, b.err = parse(base)
-	if b.err == nil && b.url.Href(false) == base {
+	*b = parsedBase{raw: base, known: true}
+	if IsNormal(base) {
 		b.fast, b.fastOK = newFastBase(base)
 	}
+}
+
+// parsed parses the base on first use.
+func (b *parsedBase) parsed() (*whatwg.Url, error) {
+	if b.url == nil && b.err == nil {
+		b.url, b.err = parse(b.raw)
+	}
+	return b.url, b.err
 }
 
 func (r *Resolver) resolve(b *parsedBase, base, ref string) (string, error) {
@@ -92,10 +101,11 @@ func (r *Resolver) resolve(b *parsedBase, base, ref string) (string, error) {
 			return abs, nil
 		}
 	}
-	if b.err != nil {
-		return "", fmt.Errorf("base: %w", b.err)
+	u, err := b.parsed()
+	if err != nil {
+		return "", fmt.Errorf("base: %w", err)
 	}
-	abs, err := resolveParsed(b.url, base, ref)
+	abs, err := resolveParsed(u, base, ref)
 	if err == nil && cacheable {
 		r.cache.Put(key, abs, time.Time{})
 	}
