@@ -21,6 +21,11 @@ local function addLease(lease, item, expiry)
   leaseExp[#leaseExp + 1] = lease
 end
 
+-- A queue found empty stays empty for the rest of the call (a claim
+-- pushes nothing), so a host giving several URIs asks Redis once about
+-- its empty levels.
+local emptyq = {}
+
 -- pop takes the best live item of a host: lowest level first, arrival
 -- order within it. Stale entries (superseded by a forced re-queue) are
 -- dropped on the way.
@@ -29,9 +34,12 @@ local function pop(host)
   for level = 0, 2 do
     local qk = P .. 'q:' .. host .. ':' .. level
     settlePushes(qk)
-    while true do
+    while not emptyq[qk] do
       local item = redis.call('LPOP', qk)
-      if not item then break end
+      if not item then
+        emptyq[qk] = true
+        break
+      end
       local uk, seq, lvl, r, ctx = parse(item)
       if uk and redis.call('HGET', uh, uk) == 'q' .. lvl .. seq then
         return item, uk, seq, lvl, r, ctx
