@@ -67,7 +67,10 @@ type Report struct {
 	// pools them, and is what the crawl is compared with.
 	Baselines []baseline.Result
 	Baseline  baseline.Result
-	Crawl     CrawlResult
+	// BaselineInstructions is what all CPUs retired during the baseline
+	// runs, 0 when perf counters are not available.
+	BaselineInstructions uint64
+	Crawl                CrawlResult
 }
 
 // CrawlResult is the standalone crawl's side.
@@ -87,6 +90,9 @@ type CrawlResult struct {
 	Stages map[string]time.Duration
 	// PeakRSS is the process's high-water resident set, in bytes.
 	PeakRSS int64
+	// Instructions is what all CPUs retired during the crawl, 0 when perf
+	// counters are not available.
+	Instructions uint64
 }
 
 // PagesPerSec is the crawl rate over its window.
@@ -131,13 +137,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	// minute, and a crawl compared with one neighbouring run takes the
 	// drift for its own speed.
 	runBaseline := func() error {
-		b, err := baseline.Run(ctx, s.urls, baseline.Options{
-			Goroutines: cfg.Goroutines, GzipLevel: cfg.GzipLevel, Resolver: s.resolver, Logger: cfg.Logger,
+		var b baseline.Result
+		n, err := countInstructions(func() (err error) {
+			b, err = baseline.Run(ctx, s.urls, baseline.Options{
+				Goroutines: cfg.Goroutines, GzipLevel: cfg.GzipLevel, Resolver: s.resolver, Logger: cfg.Logger,
+			})
+			return err
 		})
 		if err != nil {
 			return fmt.Errorf("bench baseline: %w", err)
 		}
 		r.Baselines = append(r.Baselines, b)
+		r.BaselineInstructions += n
 		return nil
 	}
 	if err := runBaseline(); err != nil {
@@ -151,6 +162,21 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	r.Baseline = baseline.Merge(r.Baselines...)
 	return r, nil
+}
+
+// countInstructions runs fn and returns the instructions all CPUs retired
+// meanwhile: 0 when they cannot be counted.
+func countInstructions(fn func() error) (uint64, error) {
+	c, err := startInstructions()
+	if err != nil {
+		return 0, fn()
+	}
+	if err := fn(); err != nil {
+		c.close()
+		return 0, err
+	}
+	n, _ := c.stop()
+	return n, nil
 }
 
 // serve starts the site the config names.

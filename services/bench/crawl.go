@@ -50,12 +50,16 @@ func crawl(ctx context.Context, cfg Config, s *site, dataDir string) (CrawlResul
 	if err := pprof.StartCPUProfile(&prof); err != nil {
 		return CrawlResult{}, fmt.Errorf("bench cpu profile: %w", err)
 	}
-	_, err := standalone.Run(ctx, standalone.Config{
-		DataDir: dataDir, Seeds: s.seeds, UntilIdle: true, Threads: cfg.Threads, Crawl: "fc", Stream: "npld",
-		KafkaListen: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", Partitions: 1, TimeZone: "UTC",
-	}, standalone.Deps{Profile: p, Resolver: s.resolver, Logger: cfg.Logger, Registry: prometheus.NewRegistry(), Version: "bench"})
+	instructions, err := countInstructions(func() error {
+		_, err := standalone.Run(ctx, standalone.Config{
+			DataDir: dataDir, Seeds: s.seeds, UntilIdle: true, Threads: cfg.Threads, Crawl: "fc", Stream: "npld",
+			KafkaListen: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", Partitions: 1, TimeZone: "UTC",
+		}, standalone.Deps{Profile: p, Resolver: s.resolver, Logger: cfg.Logger, Registry: prometheus.NewRegistry(), Version: "bench"})
+		return err
+	})
 	pprof.StopCPUProfile()
-	r := CrawlResult{CPU: processCPU() - cpu0, MachineCPU: machineCPU() - mach0, PeakRSS: peakRSS()}
+	r := CrawlResult{CPU: processCPU() - cpu0, MachineCPU: machineCPU() - mach0, PeakRSS: peakRSS(),
+		Instructions: instructions}
 	if err != nil {
 		return r, fmt.Errorf("bench crawl: %w", err)
 	}

@@ -25,6 +25,11 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "trawler/baseline: %.0f%% of the baseline's pages/s, %.0f%% of its CPU-µs/page (crawl window %s)\n",
 			100*c.PagesPerSec()/b.PagesPerSec, 100*perPage(c.CPU, c.Pages)/b.CPUMicrosPerPage, c.Window.Round(time.Millisecond))
 	}
+	if r.BaselineInstructions > 0 && c.Instructions > 0 && b.Pages > 0 && c.Pages > 0 {
+		bi, ci := float64(r.BaselineInstructions)/float64(b.Pages), float64(c.Instructions)/float64(c.Pages)
+		fmt.Fprintf(w, "machine instructions per page (all CPUs, perf counters): baseline %.0fk, trawler %.0fk (%.0f%%)\n",
+			bi/1000, ci/1000, 100*ci/bi)
+	}
 	fmt.Fprintf(w, "CPU-µs per page by stage (profiled):")
 	names := make([]string, 0, len(c.Stages))
 	for n := range c.Stages {
