@@ -26,7 +26,7 @@ const (
 type slot struct {
 	w  *Writer
 	gz *gzip.Writer // reused for every member
-	// sink is gz as the marshaler sees it.
+	// sink writes records to gz.
 	sink gzipSink
 	cw   countingWriter
 	bw   *bufio.Writer
@@ -58,20 +58,41 @@ func newSlot(w *Writer) (*slot, error) {
 		bw: bufio.NewWriterSize(nil, 256<<10)}, nil
 }
 
-// gzipSink hands gowarc's marshaler the slot's gzip writer with a
-// ReadFrom that copies a record's block through the slot's own buffer:
-// through io.Copy, the marshaler allocated 32 KiB for every record, most
-// of what a crawl allocated.
+// gzipSink writes records into the slot's gzip writer, reusing its
+// buffers: gowarc's marshaler formatted every header line with
+// fmt.Fprintf and copied every block through a new 32 KiB buffer, most of
+// what a crawl allocated.
 type gzipSink struct {
-	gz  *gzip.Writer
-	buf []byte
+	gz   *gzip.Writer
+	buf  []byte // block copies
+	head []byte // the version line and header of one record
 }
 
-func (g *gzipSink) Write(p []byte) (int, error) { return g.gz.Write(p) }
-
-// ReadFrom copies r to the gzip writer.
-func (g *gzipSink) ReadFrom(r io.Reader) (int64, error) {
-	return io.CopyBuffer(g.gz, r, g.buf)
+// marshal writes rec as gowarc's marshaler does: the version line, the
+// header lines, an empty line, the block and two line ends.
+func (g *gzipSink) marshal(rec gowarc.WarcRecord) error {
+	h := append(g.head[:0], rec.Version().String()...)
+	h = append(h, "\r\n"...)
+	for _, f := range *rec.WarcHeader() {
+		h = append(h, f.Name...)
+		h = append(h, ": "...)
+		h = append(h, f.Value...)
+		h = append(h, "\r\n"...)
+	}
+	h = append(h, "\r\n"...)
+	g.head = h
+	if _, err := g.gz.Write(h); err != nil {
+		return err
+	}
+	r, err := rec.Block().RawBytes()
+	if err != nil {
+		return err
+	}
+	if _, err := io.CopyBuffer(g.gz, r, g.buf); err != nil {
+		return err
+	}
+	_, err = g.gz.Write([]byte("\r\n\r\n"))
+	return err
 }
 
 // fileName returns the final name of a file opened at t with serial.
@@ -127,7 +148,7 @@ func (s *slot) writeRecord(rec gowarc.WarcRecord) (Location, error) {
 	}
 	start := s.cw.n
 	s.gz.Reset(&s.cw)
-	_, _, err := gowarc.NewMarshaler().Marshal(&s.sink, rec, 0)
+	err := s.sink.marshal(rec)
 	if cerr := s.gz.Close(); err == nil {
 		err = cerr
 	}
