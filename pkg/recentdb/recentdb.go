@@ -233,10 +233,18 @@ func (db *DB) runCalls(ctx context.Context, calls []*scriptCall) error {
 func (db *DB) Lookup(ctx context.Context, urls []string) ([]Entry, error) {
 	out := make([]Entry, len(urls))
 	cmds := make([]*redis.SliceCmd, len(urls))
+	// A batch of concurrent callers' lookups often repeats a URL (a link
+	// found on several pages at once): each key is read once.
+	byKey := make(map[string]*redis.SliceCmd, len(urls))
 	_, err := db.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, u := range urls {
-			if key, ok := db.Key(u); ok {
+			key, ok := db.Key(u)
+			if !ok {
+				continue
+			}
+			if cmds[i] = byKey[key]; cmds[i] == nil {
 				cmds[i] = p.HMGet(ctx, key, fieldCapture, fieldOriginal, fieldFailure)
+				byKey[key] = cmds[i]
 			}
 		}
 		return nil

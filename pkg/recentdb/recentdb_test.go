@@ -218,15 +218,50 @@ func TestExpiry(t *testing.T) {
 	}
 }
 
-// pipelineCounter counts round trips: pipelines and single commands.
-type pipelineCounter struct{ n atomic.Int64 }
+// pipelineCounter counts round trips (pipelines and single commands) in
+// n, and commands in cmds.
+type pipelineCounter struct{ n, cmds atomic.Int64 }
 
 func (c *pipelineCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (c *pipelineCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error { c.n.Add(1); return next(ctx, cmd) }
 }
 func (c *pipelineCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error { c.n.Add(1); return next(ctx, cmds) }
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.n.Add(1)
+		c.cmds.Add(int64(len(cmds)))
+		return next(ctx, cmds)
+	}
+}
+
+// TestLookupRepeatedURLs checks that a batch repeating a URL, in any of its
+// spellings, reads its key once and gives every copy the entry.
+func TestLookupRepeatedURLs(t *testing.T) {
+	db, rdb := newDB(t, 0)
+	ctx := context.Background()
+	at := time.Unix(1700000000, 0)
+	if err := db.Put(ctx, []Update{{URL: "http://a.example/x", Capture: capAt(at, "sha1:A")}}); err != nil {
+		t.Fatal(err)
+	}
+	var counter pipelineCounter
+	rdb.AddHook(&counter)
+	urls := []string{"http://a.example/x", "http://b.example/", "HTTP://A.example:80/x#f", "mailto:a@b",
+		"http://a.example/x", "http://b.example/"}
+	got, err := db.Lookup(ctx, urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := counter.cmds.Load(); n != 2 {
+		t.Errorf("%d HMGETs for 2 distinct keys", n)
+	}
+	for i, want := range []bool{true, false, true, false, true, false} {
+		if got[i].Found() != want || (want && got[i].Capture.Digest != "sha1:A") {
+			t.Errorf("entry %d (%s): %+v, want found %v", i, urls[i], got[i], want)
+		}
+	}
+	if got[0].Capture == got[2].Capture {
+		t.Error("copies share one Capture")
+	}
 }
 
 // A batch is one round trip each way; after a script flush (Redis
