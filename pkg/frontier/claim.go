@@ -88,9 +88,10 @@ func (f *Frontier) parseClaims(ctx context.Context, shard int, reply any) ([]*Cl
 	}
 	next := toInt(vals[0])
 	var out []*Claim
+	ctxs := ctxCache{}
 	for i := 1; i+claimFields <= len(vals); i += claimFields {
 		v := vals[i : i+claimFields]
-		c, err := decodeClaim(toString(v[0]), toString(v[1]), toString(v[2]))
+		c, err := decodeClaim(ctxs, toString(v[0]), toString(v[1]), toString(v[2]))
 		if err != nil {
 			f.log.Error("corrupt frontier entry finished as illegal (-7)", "frontier", f.name, "lease", toString(v[0]), "err", err)
 			c = &Claim{lease: toString(v[0])}
@@ -109,7 +110,7 @@ func (f *Frontier) parseClaims(ctx context.Context, shard int, reply any) ([]*Cl
 	return out, next
 }
 
-func decodeClaim(lease, raw, blob string) (*Claim, error) {
+func decodeClaim(ctxs ctxCache, lease, raw, blob string) (*Claim, error) {
 	host, _, ok := cutLast(lease, " ")
 	if !ok || host == "" {
 		return nil, fmt.Errorf("lease %q has no host", lease)
@@ -122,7 +123,7 @@ func decodeClaim(lease, raw, blob string) (*Claim, error) {
 	if err := decodePayload(it.payload, host, &c.Launch); err != nil {
 		return nil, err
 	}
-	if err := decodeCtx(blob, &c.Launch); err != nil {
+	if err := ctxs.decode(blob, &c.Launch); err != nil {
 		return nil, err
 	}
 	return c, nil

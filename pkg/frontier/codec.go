@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -79,17 +81,52 @@ func sourceID(source string) string {
 	return hashID(source)
 }
 
-func decodeCtx(blob string, l *messages.Launch) error {
+func parseCtx(blob string) (*ctxBlob, error) {
 	_, js, ok := strings.Cut(blob, "\n")
 	if !ok {
-		return errors.New("launch context: missing source line")
+		return nil, errors.New("launch context: missing source line")
 	}
 	var c ctxBlob
 	if err := json.Unmarshal([]byte(js), &c); err != nil {
-		return fmt.Errorf("launch context: %w", err)
+		return nil, fmt.Errorf("launch context: %w", err)
 	}
-	l.Method, l.ParentURLMetadata.HeritableData = c.Method, c.HeritableData
-	l.Headers, l.Sheets, l.TargetSheet, l.RecrawlInterval = c.Headers, c.Sheets, c.TargetSheet, c.RecrawlInterval
+	return &c, nil
+}
+
+// apply sets the launch's shared fields from c. The launch gets copies of
+// c's maps and slices, so that launches decoded from one parsed context
+// share nothing that one of them could change.
+func (c *ctxBlob) apply(l *messages.Launch) {
+	h := c.HeritableData
+	h.Heritable, h.Annotations = slices.Clone(h.Heritable), slices.Clone(h.Annotations)
+	h.Extra, h.RefreshDepth = maps.Clone(h.Extra), clonePtr(h.RefreshDepth)
+	l.Method, l.ParentURLMetadata.HeritableData = c.Method, h
+	l.Headers, l.Sheets, l.TargetSheet = maps.Clone(c.Headers), slices.Clone(c.Sheets), maps.Clone(c.TargetSheet)
+	l.RecrawlInterval = clonePtr(c.RecrawlInterval)
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// ctxCache parses each context blob of one claim reply once: the URIs of
+// a launch share one.
+type ctxCache map[string]*ctxBlob
+
+func (cc ctxCache) decode(blob string, l *messages.Launch) error {
+	c, ok := cc[blob]
+	if !ok {
+		var err error
+		if c, err = parseCtx(blob); err != nil {
+			return err
+		}
+		cc[blob] = c
+	}
+	c.apply(l)
 	return nil
 }
 

@@ -1,6 +1,8 @@
 package frontier
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -49,12 +51,52 @@ func TestCodecBadInput(t *testing.T) {
 		}
 	}
 	for _, b := range []string{"", "src", "src\n{bad json"} {
-		if err := decodeCtx(b, &l); err == nil {
+		if err := (ctxCache{}).decode(b, &l); err == nil {
 			t.Errorf("context %q: want an error", b)
 		}
 	}
 	if _, err := encodePayload(messages.Launch{URL: "http://h/", Hop: "L\x1f"}, "h"); err == nil {
 		t.Error("separator in a field: want an error")
+	}
+}
+
+// TestCtxCacheCopies checks that launches decoded from one cached context
+// equal a fresh decode and share nothing: changing one leaves the other
+// and the cache as they were.
+func TestCtxCacheCopies(t *testing.T) {
+	depth, every := 2, int64(3600)
+	l := messages.Launch{Method: "GET", Headers: map[string]string{"X-A": "1"}, Sheets: []string{"s1"},
+		TargetSheet: map[string]json.RawMessage{"k": json.RawMessage(`1`)}, RecrawlInterval: &every,
+		ParentURLMetadata: messages.ParentMetadata{HeritableData: messages.HeritableData{Source: "src",
+			Heritable: []string{"source", "x"}, RefreshDepth: &depth, Annotations: []string{"a"},
+			Extra: map[string]json.RawMessage{"x": json.RawMessage(`"y"`)}}}}
+	_, blob, err := encodeCtx(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := ctxCache{}
+	var a, b, fresh messages.Launch
+	for _, into := range []*messages.Launch{&a, &b} {
+		if err := cc.decode(blob, into); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := (ctxCache{}).decode(blob, &fresh); err != nil {
+		t.Fatal(err)
+	}
+	if len(cc) != 1 || !reflect.DeepEqual(a, fresh) || !reflect.DeepEqual(b, fresh) {
+		t.Fatalf("cached decodes %+v, %+v differ from a fresh one %+v", a, b, fresh)
+	}
+	h := &a.ParentURLMetadata.HeritableData
+	a.Headers["X-A"], a.Sheets[0], a.TargetSheet["k"] = "2", "s2", json.RawMessage(`2`)
+	h.Heritable[0], h.Annotations[0], h.Extra["x"] = "z", "b", json.RawMessage(`"z"`)
+	*h.RefreshDepth, *a.RecrawlInterval = 9, 9
+	var c messages.Launch
+	if err := cc.decode(blob, &c); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(b, fresh) || !reflect.DeepEqual(c, fresh) {
+		t.Errorf("a change to one launch reached another (%+v) or the cache (%+v)", b, c)
 	}
 }
 
