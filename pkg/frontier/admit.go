@@ -89,7 +89,7 @@ type prepared struct {
 	locs                           []uint64
 }
 
-func (f *Frontier) prepare(c Candidate) (prepared, error) {
+func (f *Frontier) prepare(c Candidate, ctxs *ctxMemo) (prepared, error) {
 	l := c.Launch
 	if strings.TrimSpace(l.URL) == "" {
 		return prepared{}, errors.New("candidate without URL")
@@ -108,7 +108,7 @@ func (f *Frontier) prepare(c Candidate) (prepared, error) {
 	if err != nil {
 		return prepared{}, fmt.Errorf("candidate %q: %w", l.URL, err)
 	}
-	id, blob, err := encodeCtx(l)
+	id, blob, err := ctxs.encode(&l)
 	if err != nil {
 		return prepared{}, fmt.Errorf("candidate %q: %w", l.URL, err)
 	}
@@ -169,8 +169,9 @@ func (f *Frontier) Admit(ctx context.Context, cs []Candidate) ([]AdmitResult, er
 	}
 	batches := map[int]*shardBatch{}
 	var order []int
+	var ctxs ctxMemo
 	for i, c := range cs {
-		p, err := f.prepare(c)
+		p, err := f.prepare(c, &ctxs)
 		if err != nil {
 			res[i] = AdmitResult{Verdict: Invalid, Err: err}
 			continue

@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -71,6 +72,44 @@ func encodeCtx(l messages.Launch) (id, blob string, err error) {
 	}
 	blob = sourceID(l.Source()) + "\n" + string(b)
 	return hashID(blob), blob, nil
+}
+
+// ctxMemo remembers the last context encoded in one admission batch: the
+// outlinks of a page, which come together, share their context.
+type ctxMemo struct {
+	last     *messages.Launch
+	id, blob string
+}
+
+func (m *ctxMemo) encode(l *messages.Launch) (id, blob string, err error) {
+	if m.last != nil && sameCtx(m.last, l) {
+		return m.id, m.blob, nil
+	}
+	if m.id, m.blob, err = encodeCtx(*l); err != nil {
+		m.last = nil
+		return "", "", err
+	}
+	m.last = l
+	return m.id, m.blob, nil
+}
+
+// sameCtx reports whether a and b encode to the same context: every field
+// encodeCtx reads is equal (HeritableData writes a nil list and an empty
+// one differently; ctxBlob omits empty maps and lists).
+func sameCtx(a, b *messages.Launch) bool {
+	ha, hb := &a.ParentURLMetadata.HeritableData, &b.ParentURLMetadata.HeritableData
+	return a.Method == b.Method && maps.Equal(a.Headers, b.Headers) && slices.Equal(a.Sheets, b.Sheets) &&
+		maps.EqualFunc(a.TargetSheet, b.TargetSheet, sameRaw) && samePtr(a.RecrawlInterval, b.RecrawlInterval) &&
+		ha.Source == hb.Source && slices.Equal(ha.Heritable, hb.Heritable) && samePtr(ha.RefreshDepth, hb.RefreshDepth) &&
+		ha.LaunchTimestamp == hb.LaunchTimestamp && slices.Equal(ha.Annotations, hb.Annotations) &&
+		maps.EqualFunc(ha.Extra, hb.Extra, sameRaw) &&
+		(ha.Heritable == nil) == (hb.Heritable == nil) && (ha.Annotations == nil) == (hb.Annotations == nil)
+}
+
+func sameRaw(a, b json.RawMessage) bool { return bytes.Equal(a, b) }
+
+func samePtr[T comparable](a, b *T) bool {
+	return a == b || (a != nil && b != nil && *a == *b)
 }
 
 // sourceID is the id of a source tag in quota keys; "" for none.

@@ -2,6 +2,7 @@ package frontier
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -114,6 +115,52 @@ func TestHostname(t *testing.T) {
 	for in, want := range map[string]string{"a.example": "a.example", "a.example:8080": "a.example", "[::1]": "[::1]", "[::1]:81": "[::1]"} {
 		if got := hostnameOf(in); got != want {
 			t.Errorf("hostnameOf(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestCtxMemoMatchesEncode runs sequences of launches that differ in one
+// context field at a time, or not at all, through a ctxMemo and holds every
+// result to encodeCtx.
+func TestCtxMemoMatchesEncode(t *testing.T) {
+	one, two, hour := 1, 2, int64(3600)
+	variants := []func(l *messages.Launch){
+		func(l *messages.Launch) {},
+		func(l *messages.Launch) { l.Method = "HEAD" },
+		func(l *messages.Launch) { l.Headers = map[string]string{"X": "1"} },
+		func(l *messages.Launch) { l.Headers = map[string]string{} },
+		func(l *messages.Launch) { l.Sheets = []string{"a"} },
+		func(l *messages.Launch) { l.TargetSheet = map[string]json.RawMessage{"k": json.RawMessage(`1`)} },
+		func(l *messages.Launch) { l.TargetSheet = map[string]json.RawMessage{"k": json.RawMessage(`2`)} },
+		func(l *messages.Launch) { l.RecrawlInterval = &hour },
+		func(l *messages.Launch) { h := hour; l.RecrawlInterval = &h },
+		func(l *messages.Launch) { l.ParentURLMetadata.HeritableData.Source = "other" },
+		func(l *messages.Launch) { l.ParentURLMetadata.HeritableData.Heritable = nil },
+		func(l *messages.Launch) { l.ParentURLMetadata.HeritableData.Heritable = []string{} },
+		func(l *messages.Launch) { l.ParentURLMetadata.HeritableData.RefreshDepth = &one },
+		func(l *messages.Launch) { l.ParentURLMetadata.HeritableData.RefreshDepth = &two },
+		func(l *messages.Launch) { l.ParentURLMetadata.HeritableData.LaunchTimestamp = "20240101000000" },
+		func(l *messages.Launch) { l.ParentURLMetadata.HeritableData.Annotations = []string{} },
+		func(l *messages.Launch) { l.ParentURLMetadata.HeritableData.Annotations = []string{"x"} },
+		func(l *messages.Launch) {
+			l.ParentURLMetadata.HeritableData.Extra = map[string]json.RawMessage{"launch_ts": json.RawMessage(`"1"`)}
+		},
+		func(l *messages.Launch) { l.URL, l.Hop = "http://other.example/", "E" }, // not context
+	}
+	rng := rand.New(rand.NewPCG(5, 7))
+	var memo ctxMemo
+	for i := range 5000 {
+		l := messages.Launch{URL: "http://a.example/", Method: "GET", Sheets: []string{},
+			ParentURLMetadata: messages.ParentMetadata{HeritableData: messages.HeritableData{
+				Source: "src", Heritable: []string{"source"}}}}
+		variants[rng.IntN(len(variants))](&l)
+		if rng.IntN(3) == 0 {
+			variants[rng.IntN(len(variants))](&l)
+		}
+		id, blob, err := memo.encode(&l)
+		wantID, wantBlob, wantErr := encodeCtx(l)
+		if id != wantID || blob != wantBlob || (err == nil) != (wantErr == nil) {
+			t.Fatalf("launch %d %+v: memo gave %q %q %v, encodeCtx %q %q %v", i, l, id, blob, err, wantID, wantBlob, wantErr)
 		}
 	}
 }
