@@ -124,7 +124,9 @@ func TestForwardPermanentFailureHoldsOnlyForwarding(t *testing.T) {
 	deadline = time.Now().Add(20 * time.Second)
 	for lagOf(t, h, h.cfg.ForwardGroup()) != 3 || lagOf(t, h, h.cfg.Group()) != 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("lag: forward %v, index %v; want 3 and 0", lagOf(t, h, h.cfg.ForwardGroup()), lagOf(t, h, h.cfg.Group()))
+			logs := h.logs.String()
+			t.Fatalf("lag: forward %v, index %v; want 3 and 0; the writer's log ends:\n%s",
+				lagOf(t, h, h.cfg.ForwardGroup()), lagOf(t, h, h.cfg.Group()), logs[max(0, len(logs)-3000):])
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

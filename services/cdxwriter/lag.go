@@ -38,8 +38,10 @@ func (w *Writer) updateLag(ctx context.Context, adm *kadm.Client, groups []strin
 		return
 	}
 	for g, l := range lags {
-		if l.Error() != nil {
-			continue // the group has not committed yet, or the broker did not answer
+		if err := l.Error(); err != nil {
+			// The group has not committed yet, or the broker did not answer.
+			w.log.Debug("consumer lag of group", "group", g, "err", err)
+			continue
 		}
 		w.m.lag.WithLabelValues(g).Set(float64(l.Lag.Total()))
 	}

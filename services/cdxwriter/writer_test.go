@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -19,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/goleak"
 
+	"github.com/trawler-crawl/trawler/internal/testlog"
 	"github.com/trawler-crawl/trawler/pkg/cdx"
 	"github.com/trawler-crawl/trawler/pkg/cdxindex"
 	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
@@ -39,6 +39,8 @@ type harness struct {
 	reg   *prometheus.Registry
 	deps  Deps
 	recdb *recentdb.DB
+	// logs is what the last started writer logged, debug lines included.
+	logs *testlog.Buffer
 }
 
 func newHarness(t *testing.T, partitions int32) *harness {
@@ -77,7 +79,7 @@ func (h *harness) start(t *testing.T) *running {
 	h.reg = prometheus.NewRegistry()
 	d := h.deps
 	d.Kafka, d.Redis, d.Registerer, d.LagInterval = h.kc, h.rdb, h.reg, 50*time.Millisecond
-	d.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	d.Logger, h.logs = testlog.New(slog.LevelDebug)
 	w, err := New(h.cfg, d)
 	if err != nil {
 		t.Fatal(err)
