@@ -67,10 +67,11 @@ type Report struct {
 	// pools them, and is what the crawl is compared with.
 	Baselines []baseline.Result
 	Baseline  baseline.Result
-	// BaselineInstructions is what all CPUs retired during the baseline
-	// runs, 0 when perf counters are not available.
-	BaselineInstructions uint64
-	Crawl                CrawlResult
+	// BaselineInstructions and BaselineCycles are what all CPUs retired
+	// and spent during the baseline runs, 0 when perf counters are not
+	// available.
+	BaselineInstructions, BaselineCycles uint64
+	Crawl                                CrawlResult
 }
 
 // CrawlResult is the standalone crawl's side.
@@ -90,9 +91,9 @@ type CrawlResult struct {
 	Stages map[string]time.Duration
 	// PeakRSS is the process's high-water resident set, in bytes.
 	PeakRSS int64
-	// Instructions is what all CPUs retired during the crawl, 0 when perf
-	// counters are not available.
-	Instructions uint64
+	// Instructions and Cycles are what all CPUs retired and spent during
+	// the crawl, 0 when perf counters are not available.
+	Instructions, Cycles uint64
 }
 
 // PagesPerSec is the crawl rate over its window.
@@ -138,7 +139,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	// drift for its own speed.
 	runBaseline := func() error {
 		var b baseline.Result
-		n, err := countInstructions(func() (err error) {
+		n, cycles, err := countInstructions(func() (err error) {
 			b, err = baseline.Run(ctx, s.urls, baseline.Options{
 				Goroutines: cfg.Goroutines, GzipLevel: cfg.GzipLevel, Resolver: s.resolver, Logger: cfg.Logger,
 			})
@@ -149,6 +150,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		r.Baselines = append(r.Baselines, b)
 		r.BaselineInstructions += n
+		r.BaselineCycles += cycles
 		return nil
 	}
 	if err := runBaseline(); err != nil {
@@ -164,19 +166,19 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	return r, nil
 }
 
-// countInstructions runs fn and returns the instructions all CPUs retired
-// meanwhile: 0 when they cannot be counted.
-func countInstructions(fn func() error) (uint64, error) {
+// countInstructions runs fn and returns the instructions and cycles of all
+// CPUs meanwhile: 0 when they cannot be counted.
+func countInstructions(fn func() error) (instructions, cycles uint64, err error) {
 	c, err := startInstructions()
 	if err != nil {
-		return 0, fn()
+		return 0, 0, fn()
 	}
 	if err := fn(); err != nil {
 		c.close()
-		return 0, err
+		return 0, 0, err
 	}
-	n, _ := c.stop()
-	return n, nil
+	instructions, cycles, _ = c.stop()
+	return instructions, cycles, nil
 }
 
 // serve starts the site the config names.

@@ -50,7 +50,7 @@ func crawl(ctx context.Context, cfg Config, s *site, dataDir string) (CrawlResul
 	if err := pprof.StartCPUProfile(&prof); err != nil {
 		return CrawlResult{}, fmt.Errorf("bench cpu profile: %w", err)
 	}
-	instructions, err := countInstructions(func() error {
+	instructions, cycles, err := countInstructions(func() error {
 		_, err := standalone.Run(ctx, standalone.Config{
 			DataDir: dataDir, Seeds: s.seeds, UntilIdle: true, Threads: cfg.Threads, Crawl: "fc", Stream: "npld",
 			KafkaListen: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", Partitions: 1, TimeZone: "UTC",
@@ -59,7 +59,7 @@ func crawl(ctx context.Context, cfg Config, s *site, dataDir string) (CrawlResul
 	})
 	pprof.StopCPUProfile()
 	r := CrawlResult{CPU: processCPU() - cpu0, MachineCPU: machineCPU() - mach0, PeakRSS: peakRSS(),
-		Instructions: instructions}
+		Instructions: instructions, Cycles: cycles}
 	if err != nil {
 		return r, fmt.Errorf("bench crawl: %w", err)
 	}

@@ -39,8 +39,8 @@ func TestInstructionCounter(t *testing.T) {
 	for i := range 10_000_000 {
 		x += i & 3
 	}
-	n, err := c.stop()
-	if err != nil || n < 10_000_000 {
-		t.Errorf("counted %d instructions (%v) over a 10M-step loop (%d)", n, err, x)
+	n, cycles, err := c.stop()
+	if err != nil || n < 10_000_000 || cycles < 1_000_000 {
+		t.Errorf("counted %d instructions, %d cycles (%v) over a 10M-step loop (%d)", n, cycles, err, x)
 	}
 }

@@ -29,6 +29,11 @@ func (r *Report) Print(w io.Writer) {
 		bi, ci := float64(r.BaselineInstructions)/float64(b.Pages), float64(c.Instructions)/float64(c.Pages)
 		fmt.Fprintf(w, "machine instructions per page (all CPUs, perf counters): baseline %.0fk, trawler %.0fk (%.0f%%)\n",
 			bi/1000, ci/1000, 100*ci/bi)
+		bc, cc := float64(r.BaselineCycles)/float64(b.Pages), float64(c.Cycles)/float64(c.Pages)
+		if bc > 0 && cc > 0 {
+			fmt.Fprintf(w, "machine cycles per page: baseline %.0fk, trawler %.0fk (%.0f%%); instructions per cycle %.2f and %.2f\n",
+				bc/1000, cc/1000, 100*cc/bc, bi/bc, ci/cc)
+		}
 	}
 	fmt.Fprintf(w, "CPU-µs per page by stage (profiled):")
 	names := make([]string, 0, len(c.Stages))
