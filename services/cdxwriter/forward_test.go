@@ -120,8 +120,9 @@ func TestForwardPermanentFailureHoldsOnlyForwarding(t *testing.T) {
 		t.Error("failing gauge not set")
 	}
 	// The held-back events show as the forward group's lag (a deadline of
-	// its own: on a loaded machine the wait above can use most of one).
-	deadline = time.Now().Add(20 * time.Second)
+	// its own: on a loaded machine the wait above can use most of one; and
+	// room for a few lag polls given up after maxLagPoll).
+	deadline = time.Now().Add(45 * time.Second)
 	for lagOf(t, h, h.cfg.ForwardGroup()) != 3 || lagOf(t, h, h.cfg.Group()) != 0 {
 		if time.Now().After(deadline) {
 			logs := h.logs.String()

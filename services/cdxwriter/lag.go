@@ -29,20 +29,30 @@ func (w *Writer) pollLag(ctx context.Context) error {
 }
 
 // updateLag sets the lag gauge of each group it could measure.
+// A poll that takes longer is given up, so one request the broker never
+// answers cannot stop the gauges for good; the next poll asks again.
+const maxLagPoll = 5 * time.Second
+
 func (w *Writer) updateLag(ctx context.Context, adm *kadm.Client, groups []string) {
-	lags, err := adm.Lag(ctx, groups...)
+	pollCtx, cancel := context.WithTimeout(ctx, max(w.d.LagInterval, maxLagPoll))
+	defer cancel()
+	lags, err := adm.Lag(pollCtx, groups...)
 	if err != nil {
 		if ctx.Err() == nil {
 			w.log.Debug("consumer lag", "err", err)
 		}
 		return
 	}
-	for g, l := range lags {
-		if err := l.Error(); err != nil {
+	for _, g := range groups {
+		l, ok := lags[g]
+		switch {
+		case !ok:
+			w.log.Debug("consumer lag: group missing from the answer", "group", g)
+		case l.Error() != nil:
 			// The group has not committed yet, or the broker did not answer.
-			w.log.Debug("consumer lag of group", "group", g, "err", err)
-			continue
+			w.log.Debug("consumer lag of group", "group", g, "err", l.Error())
+		default:
+			w.m.lag.WithLabelValues(g).Set(float64(l.Lag.Total()))
 		}
-		w.m.lag.WithLabelValues(g).Set(float64(l.Lag.Total()))
 	}
 }
