@@ -24,14 +24,13 @@ const (
 // slot is one file being written. It is used by one goroutine at a time
 // (whoever took it from Writer.free), so it needs no lock of its own.
 type slot struct {
-	w  *Writer
-	gz *gzip.Writer // reused for every member
-	// sink writes records to gz.
-	sink gzipSink
-	cw   countingWriter
-	bw   *bufio.Writer
-	f    *os.File // nil when no file is open
-	cur  ClosedFile
+	w   *Writer
+	gz  *gzip.Writer // reused for every member
+	m   marshaler
+	cw  countingWriter
+	bw  *bufio.Writer
+	f   *os.File // nil when no file is open
+	cur ClosedFile
 	// warcinfoID is the WARC-Record-ID of the file's warcinfo record.
 	warcinfoID string
 }
@@ -54,23 +53,20 @@ func newSlot(w *Writer) (*slot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gzip level %d: %w", w.cfg.CompressionLevel, err)
 	}
-	return &slot{w: w, gz: gz, sink: gzipSink{gz: gz, buf: make([]byte, 32<<10)},
-		bw: bufio.NewWriterSize(nil, 256<<10)}, nil
+	return &slot{w: w, gz: gz, m: marshaler{buf: make([]byte, 32<<10)}, bw: bufio.NewWriterSize(nil, 256<<10)}, nil
 }
 
-// gzipSink writes records into the slot's gzip writer, reusing its
-// buffers: gowarc's marshaler formatted every header line with
-// fmt.Fprintf and copied every block through a new 32 KiB buffer, most of
-// what a crawl allocated.
-type gzipSink struct {
-	gz   *gzip.Writer
+// marshaler writes records as gowarc's marshaler does, through buffers it
+// reuses: gowarc's formatted every header line with fmt.Fprintf and copied
+// every block through a new 32 KiB buffer, most of what a crawl allocated.
+type marshaler struct {
 	buf  []byte // block copies
 	head []byte // the version line and header of one record
 }
 
-// marshal writes rec as gowarc's marshaler does: the version line, the
-// header lines, an empty line, the block and two line ends.
-func (g *gzipSink) marshal(rec gowarc.WarcRecord) error {
+// marshal writes rec to w: the version line, the header lines, an empty
+// line, the block and two line ends.
+func (g *marshaler) marshal(w io.Writer, rec gowarc.WarcRecord) error {
 	h := append(g.head[:0], rec.Version().String()...)
 	h = append(h, "\r\n"...)
 	for _, f := range *rec.WarcHeader() {
@@ -81,17 +77,17 @@ func (g *gzipSink) marshal(rec gowarc.WarcRecord) error {
 	}
 	h = append(h, "\r\n"...)
 	g.head = h
-	if _, err := g.gz.Write(h); err != nil {
+	if _, err := w.Write(h); err != nil {
 		return err
 	}
 	r, err := rec.Block().RawBytes()
 	if err != nil {
 		return err
 	}
-	if _, err := io.CopyBuffer(g.gz, r, g.buf); err != nil {
+	if _, err := io.CopyBuffer(w, r, g.buf); err != nil {
 		return err
 	}
-	_, err = g.gz.Write([]byte("\r\n\r\n"))
+	_, err = w.Write([]byte("\r\n\r\n"))
 	return err
 }
 
@@ -148,7 +144,7 @@ func (s *slot) writeRecord(rec gowarc.WarcRecord) (Location, error) {
 	}
 	start := s.cw.n
 	s.gz.Reset(&s.cw)
-	err := s.sink.marshal(rec)
+	err := s.m.marshal(s.gz, rec)
 	if cerr := s.gz.Close(); err == nil {
 		err = cerr
 	}
