@@ -28,11 +28,12 @@ func (w *Writer) pollLag(ctx context.Context) error {
 	}
 }
 
-// updateLag sets the lag gauge of each group it could measure.
-// A poll that takes longer is given up, so one request the broker never
-// answers cannot stop the gauges for good; the next poll asks again.
+// maxLagPoll bounds one poll (or the poll interval, if longer): a poll
+// that takes longer is given up, so one request the broker never answers
+// cannot stop the gauges for good; the next poll asks again.
 const maxLagPoll = 5 * time.Second
 
+// updateLag sets the lag gauge of each group it could measure.
 func (w *Writer) updateLag(ctx context.Context, adm *kadm.Client, groups []string) {
 	pollCtx, cancel := context.WithTimeout(ctx, max(w.d.LagInterval, maxLagPoll))
 	defer cancel()
