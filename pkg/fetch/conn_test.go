@@ -10,7 +10,10 @@ import (
 	"crypto/x509/pkix"
 	"math/big"
 	"net"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -115,6 +118,64 @@ func TestKeepAliveReusesConnection(t *testing.T) {
 	}
 }
 
+// TestKeepAlivePoolKeepsParallelConnections fetches one host from 8
+// goroutines at once, twice: the server answers nothing in a round until
+// all 8 requests of it have arrived, so each round needs 8 connections.
+// The second round reuses as many as the host may keep idle.
+func TestKeepAlivePoolKeepsParallelConnections(t *testing.T) {
+	const parallel = 8
+	for _, tc := range []struct {
+		perHost      int
+		wantAccepted int32
+	}{
+		{0, parallel + parallel - DefaultMaxIdlePerHost},
+		{parallel, parallel},
+	} {
+		t.Run(strconv.Itoa(tc.perHost), func(t *testing.T) {
+			var mu sync.Mutex
+			arrived := sync.NewCond(&mu)
+			requests := 0
+			srv := startServer(t, func(ss *session) {
+				for {
+					if _, err := ss.readRequest(); err != nil {
+						return
+					}
+					mu.Lock()
+					requests++
+					round := (requests + parallel - 1) / parallel
+					arrived.Broadcast()
+					for requests < round*parallel {
+						arrived.Wait()
+					}
+					mu.Unlock()
+					if ss.write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc")) != nil {
+						return
+					}
+				}
+			})
+			f := newFetcher(t, Config{AllowPrivate: true, KeepAlive: true, MaxIdlePerHost: tc.perHost})
+			url := "http://site.test:" + srv.port() + "/"
+			for range 2 {
+				var wg sync.WaitGroup
+				for range parallel {
+					wg.Go(func() {
+						resp, err := f.Fetch(context.Background(), Request{URL: url})
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						_ = resp.Close()
+					})
+				}
+				wg.Wait()
+			}
+			if n := srv.accepted.Load(); n != tc.wantAccepted {
+				t.Fatalf("%d connections for 2 rounds of %d parallel fetches, want %d", n, parallel, tc.wantAccepted)
+			}
+		})
+	}
+}
+
 func TestKeepAliveRedialsStaleConnection(t *testing.T) {
 	srv := keepAliveServer(t, 1) // closes after each response without saying so
 	f := newFetcher(t, Config{AllowPrivate: true, KeepAlive: true})
@@ -145,34 +206,56 @@ func TestConnectionCloseModeDoesNotPool(t *testing.T) {
 	}
 }
 
+// closeCounter is a net.Conn that records whether it was closed.
+type closeCounter struct {
+	net.Conn
+	closed atomic.Bool
+}
+
+func (c *closeCounter) Close() error {
+	c.closed.Store(true)
+	return c.Conn.Close()
+}
+
 func TestPoolBounds(t *testing.T) {
 	p := newPool(2, 3, time.Hour)
-	var conns []net.Conn
-	for i := 0; i < 5; i++ {
+	var conns []*closeCounter
+	for i := 0; i < 6; i++ {
 		a, b := net.Pipe()
 		t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
-		conns = append(conns, a)
+		conns = append(conns, &closeCounter{Conn: a})
 	}
 	p.put("k1", conns[0], nil)
 	p.put("k1", conns[1], nil)
-	p.put("k1", conns[2], nil) // evicts conns[0]
+	p.put("k1", conns[2], nil) // per-host cap 2: closes conns[0]
 	p.put("k2", conns[3], nil)
-	p.put("k3", conns[4], nil) // total cap 3: refused and closed
+	p.put("k3", conns[4], nil) // total cap 3: closes conns[1], idle longest
 	if p.total != 3 {
 		t.Fatalf("total %d, want 3", p.total)
+	}
+	for i, c := range conns[:5] {
+		if want := i < 2; c.closed.Load() != want {
+			t.Fatalf("conns[%d] closed %v, want %v", i, c.closed.Load(), want)
+		}
+	}
+	if c, _, ok := p.get("k3"); !ok || c != conns[4] {
+		t.Fatal("the newest host's connection was not pooled")
 	}
 	if c, _, ok := p.get("k1"); !ok || c != conns[2] {
 		t.Fatal("get did not return the most recent connection")
 	}
-	if _, _, ok := p.get("k3"); ok {
-		t.Fatal("over-cap connection was pooled")
+	if _, _, ok := p.get("k1"); ok {
+		t.Fatal("an evicted connection was returned")
 	}
+	p.put("k4", conns[5], nil)
 	p.closeAll()
-	if _, _, ok := p.get("k1"); ok || p.total != 0 {
+	if _, _, ok := p.get("k2"); ok || p.total != 0 || !conns[3].closed.Load() || !conns[5].closed.Load() {
 		t.Fatal("closeAll left connections")
 	}
+	a, b := net.Pipe()
+	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
 	expired := newPool(2, 10, -time.Second) // everything is already stale
-	expired.put("k", conns[1], nil)
+	expired.put("k", a, nil)
 	if _, _, ok := expired.get("k"); ok {
 		t.Fatal("expired connection reused")
 	}

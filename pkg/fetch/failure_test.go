@@ -193,6 +193,7 @@ func TestConfigValidate(t *testing.T) {
 		{UserAgent: "ua\r\nX-Injected: 1"},
 		{ConnectTimeout: -1},
 		{MaxLengthBytes: -5},
+		{MaxIdlePerHost: -1},
 	}
 	for _, c := range bad {
 		if err := c.Validate(); err == nil {

@@ -59,6 +59,10 @@ type Config struct {
 	// IdleTimeout is how long an idle keep-alive connection is kept for
 	// reuse. Default 30s. Only used with KeepAlive.
 	IdleTimeout time.Duration `yaml:"idleTimeout"`
+	// MaxIdlePerHost is how many idle keep-alive connections one host may
+	// keep. A host fetched by n parallel queues needs n, so the worker sets
+	// it from the profile's frontier.parallelQueues. Default 4.
+	MaxIdlePerHost int `yaml:"maxIdlePerHost"`
 	// Credentials answer HTTP Basic and Digest challenges (401) by domain
 	// and realm; see Credential.
 	Credentials []Credential `yaml:"credentials"`
@@ -80,9 +84,10 @@ const (
 	// maxHeaderBytes bounds response headers so a hostile server cannot make
 	// the parser buffer without limit when MaxLengthBytes is unset.
 	maxHeaderBytes = 1 << 20
-	// maxIdlePerHost and maxIdleTotal bound the keep-alive pool.
-	maxIdlePerHost = 4
-	maxIdleTotal   = 256
+	// DefaultMaxIdlePerHost is MaxIdlePerHost when unset.
+	DefaultMaxIdlePerHost = 4
+	// maxIdleTotal bounds the keep-alive pool's descriptors across hosts.
+	maxIdleTotal = 256
 )
 
 // RegisterFlags registers the settings on fs with names prefixed by prefix
@@ -117,7 +122,7 @@ func (c Config) Validate() error {
 	if c.ConnectTimeout < 0 || c.ReadTimeout < 0 || c.TotalTimeout < 0 || c.IdleTimeout < 0 {
 		return errors.New("fetch config: timeouts must not be negative")
 	}
-	if c.MaxLengthBytes < 0 || c.SpoolThreshold < 0 {
+	if c.MaxLengthBytes < 0 || c.SpoolThreshold < 0 || c.MaxIdlePerHost < 0 {
 		return errors.New("fetch config: sizes must not be negative")
 	}
 	return nil
@@ -141,6 +146,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.IdleTimeout <= 0 {
 		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.MaxIdlePerHost <= 0 {
+		c.MaxIdlePerHost = DefaultMaxIdlePerHost
 	}
 	return c
 }
@@ -222,7 +230,7 @@ func New(cfg Config, r Resolver) *Fetcher {
 		cfg:      cfg,
 		resolver: r,
 		guard:    newGuard(cfg.AllowPrivate),
-		pool:     newPool(maxIdlePerHost, maxIdleTotal, cfg.IdleTimeout),
+		pool:     newPool(cfg.MaxIdlePerHost, maxIdleTotal, cfg.IdleTimeout),
 		tls: &tls.Config{
 			// Archiving is not trusting: record whatever the site serves.
 			InsecureSkipVerify: true, //nolint:gosec // deliberate, see above

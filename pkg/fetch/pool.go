@@ -8,8 +8,8 @@ import (
 
 // pool keeps idle keep-alive connections per scheme and authority. Expired
 // connections are dropped lazily on get and put, so the pool runs no
-// goroutine of its own; a total cap keeps hosts that are never revisited
-// from holding descriptors.
+// goroutine of its own; a total cap, met by closing the connections idle
+// longest, keeps hosts that are never revisited from holding descriptors.
 type pool struct {
 	mu       sync.Mutex
 	idle     map[string][]idleConn
@@ -48,7 +48,10 @@ func (p *pool) get(key string) (net.Conn, net.IP, bool) {
 	return ic.c, ic.ip, true
 }
 
-// put offers c for reuse; it is closed if the pool is closed or full.
+// put offers c for reuse; it is closed if the pool is closed. A host at
+// its cap gives up its oldest connection; a full pool gives up the oldest
+// of all hosts, so the host being crawled now keeps its connections and one
+// crawled a while ago loses them.
 func (p *pool) put(key string, c net.Conn, ip net.IP) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -57,23 +60,48 @@ func (p *pool) put(key string, c net.Conn, ip net.IP) {
 		return
 	}
 	p.expireLocked(key)
+	if len(p.idle[key]) >= p.max {
+		p.dropOldestLocked(key)
+	}
 	if p.total >= p.maxTotal {
 		for k := range p.idle {
 			p.expireLocked(k)
 		}
 	}
-	list := p.idle[key]
-	if len(list) >= p.max {
-		_ = list[0].c.Close()
-		list = list[1:]
-		p.total--
-	}
 	if p.total >= p.maxTotal {
-		_ = c.Close()
+		p.dropOldestLocked(p.oldestKeyLocked())
+	}
+	p.idle[key] = append(p.idle[key], idleConn{c: c, ip: ip, since: time.Now()})
+	p.total++
+}
+
+// oldestKeyLocked returns the key whose oldest connection has been idle
+// longest. Lists are kept oldest first, so only their heads are compared;
+// the pool is small enough (maxIdleTotal) for a scan.
+func (p *pool) oldestKeyLocked() string {
+	var key string
+	var since time.Time
+	for k, list := range p.idle {
+		if key == "" || list[0].since.Before(since) {
+			key, since = k, list[0].since
+		}
+	}
+	return key
+}
+
+// dropOldestLocked closes key's oldest idle connection.
+func (p *pool) dropOldestLocked(key string) {
+	list := p.idle[key]
+	if len(list) == 0 {
 		return
 	}
-	p.idle[key] = append(list, idleConn{c: c, ip: ip, since: time.Now()})
-	p.total++
+	_ = list[0].c.Close()
+	p.total--
+	if len(list) == 1 {
+		delete(p.idle, key)
+		return
+	}
+	p.idle[key] = list[1:]
 }
 
 // expireLocked closes connections idle longer than the timeout.

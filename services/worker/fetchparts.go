@@ -64,6 +64,9 @@ func newFetchParts(cfg Config, d Deps, p profile.Profile) (fetchParts, error) {
 		SpoolDir:       cfg.DataDir + "/spool",
 		AllowPrivate:   p.Fetch.AllowPrivateAddresses,
 		KeepAlive:      p.Fetch.KeepAlive,
+		// A host may be fetched by as many threads at once as it has
+		// parallel queues, and each needs its own connection to reuse.
+		MaxIdlePerHost: max(fetch.DefaultMaxIdlePerHost, p.Frontier.ParallelQueues),
 		Proxy:          p.Fetch.Proxy,
 		Credentials:    creds,
 	}
