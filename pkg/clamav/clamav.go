@@ -2,9 +2,8 @@
 // scan every fetched body before it is written to a WARC.
 //
 // It speaks the NUL-terminated ("z"-prefixed) commands over TCP or a unix
-// socket, one connection per command, because an INSTREAM session cannot be
-// reused without IDSESSION and a connect on loopback costs far less than a
-// scan. Bodies longer than clamd's StreamMaxLength are not refused: only
+// socket. Scans run in IDSESSION sessions kept open between scans (see
+// session.go); PING and VERSION use a connection each. Bodies longer than clamd's StreamMaxLength are not refused: only
 // their head is sent and the Result says so, since clamd would otherwise
 // drop the whole stream with "INSTREAM size limit exceeded".
 //
@@ -94,8 +93,8 @@ type Result struct {
 	Duration time.Duration
 }
 
-// Client talks to one clamd. It is safe for concurrent use; every command
-// uses its own connection.
+// Client talks to one clamd. It is safe for concurrent use: a scan takes a
+// session of its own for its duration. Close ends the idle sessions.
 type Client struct {
 	network, addr string
 	timeout       time.Duration
@@ -106,6 +105,7 @@ type Client struct {
 	log           *slog.Logger
 	m             *metrics
 	dialer        net.Dialer
+	pool          sessions
 }
 
 // New validates o and returns a Client. It does not contact clamd; call
@@ -221,7 +221,12 @@ func (c *Client) Scan(ctx context.Context, open func() (io.ReadCloser, error)) (
 func (c *Client) scanRetrying(ctx context.Context, open func() (io.ReadCloser, error)) (Result, error) {
 	var last error
 	for attempt := 0; ; attempt++ {
-		res, err := c.scanOnce(ctx, open)
+		res, err := c.scanOnce(ctx, open, false)
+		if errors.Is(err, errStale) {
+			// Not clamd's failure: the same attempt again on a new
+			// connection, which cannot be stale.
+			res, err = c.scanOnce(ctx, open, true)
+		}
 		if err == nil {
 			return res, nil
 		}

@@ -7,9 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"strings"
-	"time"
 )
 
 // maxReply bounds how much of a reply is read, so a peer that is not clamd
@@ -24,13 +22,6 @@ type localError struct{ err error }
 func (e *localError) Error() string { return e.err.Error() }
 func (e *localError) Unwrap() error { return e.err }
 
-// session is one connection to clamd, with its deadline and context
-// cancellation wired to the socket.
-type session struct {
-	conn net.Conn
-	stop func() bool
-}
-
 // connect dials clamd and arms the per-attempt deadline. Cancelling ctx
 // moves the deadline to the past, which unblocks any read or write at once.
 func (c *Client) connect(ctx context.Context) (*session, error) {
@@ -40,17 +31,12 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clamd %s: %w", c.addr, err)
 	}
-	if err := conn.SetDeadline(time.Now().Add(c.timeout)); err != nil {
+	s := &session{conn: conn}
+	if err := s.arm(ctx, c.timeout); err != nil {
 		_ = conn.Close()
 		return nil, fmt.Errorf("clamd %s: set deadline: %w", c.addr, err)
 	}
-	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
-	return &session{conn: conn, stop: stop}, nil
-}
-
-func (s *session) close() {
-	s.stop()
-	_ = s.conn.Close()
+	return s, nil
 }
 
 // command sends a one-line z-command and returns its reply. Failures wrap
@@ -81,18 +67,31 @@ func (c *Client) ctxOr(ctx context.Context, err error) error {
 	return err
 }
 
-// scanOnce is one INSTREAM attempt on a fresh connection.
-func (c *Client) scanOnce(ctx context.Context, open func() (io.ReadCloser, error)) (Result, error) {
+// scanOnce is one INSTREAM attempt in a session: an idle one unless fresh
+// is set. A failure that shows the reused session had ended wraps
+// errStale.
+func (c *Client) scanOnce(ctx context.Context, open func() (io.ReadCloser, error), fresh bool) (Result, error) {
 	body, err := open()
 	if err != nil {
 		return Result{}, &localError{fmt.Errorf("clamav scan: open body: %w", err)}
 	}
 	defer body.Close()
-	s, err := c.connect(ctx)
+	s, err := c.session(ctx, fresh)
 	if err != nil {
 		return Result{}, err
 	}
-	defer s.close()
+	res, err := c.instream(s, body)
+	if err != nil && staleCause(s, err) {
+		err = fmt.Errorf("%w: %w", errStale, err)
+	}
+	// Only a completed command leaves the session at a command boundary.
+	c.release(s, err == nil)
+	return res, err
+}
+
+// instream sends one INSTREAM command on s and reads its reply.
+func (c *Client) instream(s *session, body io.Reader) (Result, error) {
+	s.n++
 	if _, err := io.WriteString(s.conn, "zINSTREAM\x00"); err != nil {
 		return Result{}, fmt.Errorf("clamd %s: write INSTREAM: %w", c.addr, err)
 	}
@@ -102,6 +101,9 @@ func (c *Client) scanOnce(ctx context.Context, open func() (io.ReadCloser, error
 		return Result{}, werr
 	}
 	reply, rerr := readReply(s.conn)
+	if rerr == nil {
+		reply, rerr = sessionReply(reply, s.n)
+	}
 	if werr != nil {
 		// clamd may have answered and closed while we were still sending
 		// (a size-limit or internal error): its reply says more than EPIPE.
@@ -158,6 +160,9 @@ func (c *Client) stream(w io.Writer, body io.Reader) (sent int64, truncated bool
 	return sent, truncated, nil
 }
 
+// errClosedBeforeReply is a connection that ended where a reply was due.
+var errClosedBeforeReply = errors.New("connection closed before any reply")
+
 // readReply reads one NUL-terminated reply.
 func readReply(r io.Reader) (string, error) {
 	var buf []byte
@@ -173,7 +178,7 @@ func readReply(r io.Reader) (string, error) {
 		}
 		if errors.Is(err, io.EOF) {
 			if len(buf) == 0 {
-				return "", errors.New("connection closed before any reply")
+				return "", errClosedBeforeReply
 			}
 			return "", fmt.Errorf("connection closed inside reply %q (no NUL terminator)", buf)
 		}

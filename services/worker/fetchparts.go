@@ -88,6 +88,15 @@ func newFetchParts(cfg Config, d Deps, p profile.Profile) (fetchParts, error) {
 	return fp, nil
 }
 
+// close drops the connections kept for reuse: idle keep-alive connections
+// and clamd sessions. Call it once no thread fetches any more.
+func (fp fetchParts) close() {
+	_ = fp.fetcher.Close()
+	if fp.scanner != nil {
+		_ = fp.scanner.Close()
+	}
+}
+
 // loadCookies loads the profile's Netscape cookie file into the shared
 // jar; bad lines are reported and skipped, an unreadable file is an error.
 func loadCookies(jar *cookies.Jar, path string, d Deps) error {

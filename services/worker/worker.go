@@ -187,6 +187,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	go func() { defer loops.Done(); _ = w.chain.engine.Run(workCtx) }()
 	ingestErr := ingest.Run(ctx)
 	threads.Wait()
+	w.fetchParts.close()
 	stopWork()
 	loops.Wait()
 
