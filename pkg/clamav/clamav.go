@@ -68,6 +68,10 @@ type Options struct {
 	StreamMaxLength int64
 	// ChunkSize is the size of the INSTREAM chunks.
 	ChunkSize int
+	// MaxIdleSessions bounds the clamd sessions kept open between scans;
+	// give it the number of threads that scan at once. Default
+	// DefaultMaxIdleSessions.
+	MaxIdleSessions int
 	// Registerer receives the client's metrics; nil registers nothing.
 	Registerer prometheus.Registerer
 	// Logger receives retry warnings; nil discards them.
@@ -119,6 +123,7 @@ func New(o Options) (*Client, error) {
 		network: network, addr: addr,
 		timeout: o.Timeout, retries: o.Retries, retryDelay: o.RetryDelay,
 		maxLen: o.StreamMaxLength, chunk: o.ChunkSize, log: o.Logger,
+		pool: sessions{max: o.MaxIdleSessions},
 	}
 	if err := c.applyDefaults(); err != nil {
 		return nil, err
@@ -141,6 +146,11 @@ func (c *Client) applyDefaults() error {
 		return fmt.Errorf("clamav options: StreamMaxLength %d: must not be negative", c.maxLen)
 	case c.chunk < 0:
 		return fmt.Errorf("clamav options: ChunkSize %d: must not be negative", c.chunk)
+	case c.pool.max < 0:
+		return fmt.Errorf("clamav options: MaxIdleSessions %d: must not be negative", c.pool.max)
+	}
+	if c.pool.max == 0 {
+		c.pool.max = DefaultMaxIdleSessions
 	}
 	if c.timeout == 0 {
 		c.timeout = DefaultTimeout

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawler-crawl/trawler/internal/testwait"
 	"github.com/trawler-crawl/trawler/pkg/clamav"
 )
 
@@ -21,6 +22,8 @@ import (
 type fakeClamd struct {
 	addr  string
 	conns atomic.Int32
+	// done counts handlers that returned (their connection then closes).
+	done atomic.Int32
 	// accepted receives one value per connection, so tests can act once
 	// the client is connected without sleeping.
 	accepted chan struct{}
@@ -44,6 +47,7 @@ func startFake(t *testing.T, handle func(net.Conn)) *fakeClamd {
 			f.conns.Add(1)
 			f.accepted <- struct{}{}
 			wg.Go(func() {
+				defer f.done.Add(1)
 				defer conn.Close()
 				handle(conn)
 			})
@@ -165,23 +169,70 @@ func TestScanReusesSession(t *testing.T) {
 	}
 }
 
-func TestScanRedialsEndedSession(t *testing.T) {
-	// The server answers one command per connection and closes it, as clamd
-	// does with a session left idle too long: every scan after the first
-	// finds its pooled session ended, which must not count as a failure.
-	f := startFake(t, drainThen("stream: OK\x00"))
-	c := newClient(t, clamav.Options{Address: f.addr, Retries: 0})
-	var calls atomic.Int32
-	for i := range 3 {
-		if _, err := c.Scan(t.Context(), body([]byte("x"), &calls)); err != nil {
-			t.Fatalf("scan %d: %v", i, err)
+func TestScanEndedSessionIsNotCountedAsFailure(t *testing.T) {
+	// Each case ends the session the way clamd does when it sat idle past
+	// its ReadTimeout: the notice and a close, before the next scan or as
+	// the answer to it. Retries 0: any failure counted would fail a scan.
+	notice := func(conn net.Conn) { _, _ = io.WriteString(conn, "COMMAND READ TIMED OUT\n") }
+	cases := []struct {
+		name string
+		// after runs once the first reply is written; it returns whether
+		// to answer the next command with the notice.
+		after     func(net.Conn) bool
+		wantOpens int32
+	}{
+		{"closed while idle", func(net.Conn) bool { return false }, 3},
+		{"notice while idle", func(conn net.Conn) bool { notice(conn); return false }, 3},
+		{"notice as the answer", func(net.Conn) bool { return true }, 5},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := startFake(t, func(conn net.Conn) {
+				if drainThen("stream: OK\x00")(conn); !tc.after(conn) {
+					return
+				}
+				if cmd := readCommand(conn); cmd == "zINSTREAM" && drainBody(conn) == nil {
+					notice(conn)
+				}
+			})
+			c := newClient(t, clamav.Options{Address: f.addr, Retries: 0})
+			var calls atomic.Int32
+			for i := range 3 {
+				if _, err := c.Scan(t.Context(), body([]byte("x"), &calls)); err != nil {
+					t.Fatalf("scan %d: %v", i, err)
+				}
+				if tc.wantOpens == 3 {
+					// The session ends while idle: let its end arrive
+					// before the next scan looks at it.
+					want := f.conns.Load()
+					testwait.Until(t, 5*time.Second, "the server to close", func() bool { return f.done.Load() == want })
+				}
+			}
+			if n := f.conns.Load(); n != 3 {
+				t.Errorf("%d connections, want 3", n)
+			}
+			if n := calls.Load(); n != tc.wantOpens {
+				t.Errorf("%d body opens, want %d", n, tc.wantOpens)
+			}
+		})
+	}
+}
+
+func TestScanReusedSessionFailureCounts(t *testing.T) {
+	cmds := make(chan string, 100)
+	f := startFake(t, sessionServer(cmds, func(n int) string {
+		if n == 1 {
+			return "1: stream: OK"
 		}
+		return strconv.Itoa(n) + ": Can't allocate memory ERROR"
+	}))
+	c := newClient(t, clamav.Options{Address: f.addr, Retries: 0})
+	if _, err := c.Scan(t.Context(), body([]byte("x"), nil)); err != nil {
+		t.Fatal(err)
 	}
-	if n := f.conns.Load(); n != 3 {
-		t.Errorf("%d connections, want 3", n)
-	}
-	if n := calls.Load(); n != 5 {
-		t.Errorf("%d body opens, want 5 (one more for each ended session)", n)
+	_, err := c.Scan(t.Context(), body([]byte("x"), nil))
+	if !errors.Is(err, clamav.ErrUnavailable) || !strings.Contains(err.Error(), "after 1 attempt(s)") {
+		t.Fatalf("err = %v, want ErrUnavailable after 1 attempt", err)
 	}
 }
 

@@ -51,7 +51,7 @@ func (c *Client) command(ctx context.Context, cmd string) (string, error) {
 	if _, err := io.WriteString(s.conn, cmd); err != nil {
 		return "", fmt.Errorf("%w: %s: clamd %s: write: %w", ErrUnavailable, name, c.addr, c.ctxOr(ctx, err))
 	}
-	reply, err := readReply(s.conn)
+	reply, _, err := readReply(s.conn)
 	if err != nil {
 		return "", fmt.Errorf("%w: %s: clamd %s: %w", ErrUnavailable, name, c.addr, c.ctxOr(ctx, err))
 	}
@@ -93,14 +93,18 @@ func (c *Client) scanOnce(ctx context.Context, open func() (io.ReadCloser, error
 func (c *Client) instream(s *session, body io.Reader) (Result, error) {
 	s.n++
 	if _, err := io.WriteString(s.conn, "zINSTREAM\x00"); err != nil {
-		return Result{}, fmt.Errorf("clamd %s: write INSTREAM: %w", c.addr, err)
+		return Result{}, fmt.Errorf("clamd %s: %w", c.addr, &writeError{fmt.Errorf("write INSTREAM: %w", err)})
 	}
 	sent, truncated, werr := c.stream(s.conn, body)
 	var le *localError
 	if errors.As(werr, &le) {
 		return Result{}, werr
 	}
-	reply, rerr := readReply(s.conn)
+	if werr != nil {
+		werr = &writeError{werr}
+	}
+	reply, extra, rerr := readReply(s.conn)
+	s.spent = extra
 	if rerr == nil {
 		reply, rerr = sessionReply(reply, s.n)
 	}
@@ -163,27 +167,45 @@ func (c *Client) stream(w io.Writer, body io.Reader) (sent int64, truncated bool
 // errClosedBeforeReply is a connection that ended where a reply was due.
 var errClosedBeforeReply = errors.New("connection closed before any reply")
 
-// readReply reads one NUL-terminated reply.
-func readReply(r io.Reader) (string, error) {
+// errSessionTimedOut is clamd's notice that it ended a session that had
+// sent nothing for its ReadTimeout.
+var errSessionTimedOut = errors.New(`clamd ended the session: "COMMAND READ TIMED OUT"`)
+
+// sessionTimeoutNotice starts the line clamd writes (newline-terminated,
+// unnumbered) when it ends an idle session.
+const sessionTimeoutNotice = "COMMAND READ TIMED OUT"
+
+// writeError marks a failure to send a command or body.
+type writeError struct{ err error }
+
+func (e *writeError) Error() string { return e.err.Error() }
+func (e *writeError) Unwrap() error { return e.err }
+
+// readReply reads one NUL-terminated reply. extra reports bytes after the
+// terminator, which no command of ours asked for.
+func readReply(r io.Reader) (reply string, extra bool, err error) {
 	var buf []byte
 	var tmp [512]byte
 	for {
 		n, err := r.Read(tmp[:])
 		buf = append(buf, tmp[:n]...)
 		if i := bytes.IndexByte(buf, 0); i >= 0 {
-			return string(buf[:i]), nil
+			return string(buf[:i]), i+1 < len(buf), nil
+		}
+		if bytes.HasPrefix(buf, []byte(sessionTimeoutNotice)) {
+			return "", false, errSessionTimedOut
 		}
 		if len(buf) > maxReply {
-			return "", fmt.Errorf("reply longer than %d bytes without terminator, starting %q", maxReply, buf[:64])
+			return "", false, fmt.Errorf("reply longer than %d bytes without terminator, starting %q", maxReply, buf[:64])
 		}
 		if errors.Is(err, io.EOF) {
 			if len(buf) == 0 {
-				return "", errClosedBeforeReply
+				return "", false, errClosedBeforeReply
 			}
-			return "", fmt.Errorf("connection closed inside reply %q (no NUL terminator)", buf)
+			return "", false, fmt.Errorf("connection closed inside reply %q (no NUL terminator)", buf)
 		}
 		if err != nil {
-			return "", fmt.Errorf("read reply: %w", err)
+			return "", false, fmt.Errorf("read reply: %w", err)
 		}
 	}
 }

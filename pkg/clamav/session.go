@@ -19,12 +19,14 @@ import (
 // sending the body (connect and close were about 60% of its scan time in
 // `trawler bench`), and clamd an accept for each.
 const (
-	// maxIdleSessions bounds the sessions kept open between scans.
-	maxIdleSessions = 32
+	// DefaultMaxIdleSessions is Options.MaxIdleSessions when unset.
+	DefaultMaxIdleSessions = 32
 	// sessionIdle is how long a session may wait for its next command.
-	// clamd ends one idle for CommandReadTimeout (5 s before ClamAV 0.104,
-	// 30 s since), and a scan on an ended session costs a redial.
-	sessionIdle = 4 * time.Second
+	// clamd ends a session that sends nothing for ReadTimeout (120 s by
+	// default), counted from the end of the previous body, and says
+	// "COMMAND READ TIMED OUT". A session is also checked for that, or for
+	// having been closed, before each reuse.
+	sessionIdle = 30 * time.Second
 )
 
 // session is one connection to clamd, with its deadline and context
@@ -36,6 +38,9 @@ type session struct {
 	n      int
 	reused bool
 	idle   time.Time
+	// spent marks a session that must not be reused: clamd sent more than
+	// the reply.
+	spent bool
 }
 
 // arm sets the per-attempt deadline and wires ctx's cancellation to it.
@@ -74,22 +79,27 @@ func (s *session) end() {
 type sessions struct {
 	mu     sync.Mutex
 	idle   []*session
+	max    int
 	closed bool
 }
 
-// get returns an idle session that has not waited too long, or nil.
+// get returns an idle session that has not waited too long and that clamd
+// has neither closed nor written to since its last reply, or nil.
 func (p *sessions) get() *session {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for len(p.idle) > 0 {
+	for {
+		p.mu.Lock()
+		if len(p.idle) == 0 {
+			p.mu.Unlock()
+			return nil
+		}
 		s := p.idle[len(p.idle)-1]
 		p.idle = p.idle[:len(p.idle)-1]
-		if time.Since(s.idle) < sessionIdle {
+		p.mu.Unlock()
+		if time.Since(s.idle) < sessionIdle && quiet(s.conn) {
 			return s
 		}
 		go s.end() // clamd may be gone; do not make the scan wait
 	}
-	return nil
 }
 
 // put keeps s for the next scan, ending the oldest session when full.
@@ -98,14 +108,38 @@ func (p *sessions) put(s *session) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		s.end()
+		go s.end()
 		return
 	}
-	if len(p.idle) >= maxIdleSessions {
+	if len(p.idle) >= p.max {
 		go p.idle[0].end()
 		p.idle = p.idle[1:]
 	}
 	p.idle = append(p.idle, s)
+}
+
+// quiet reports whether nothing is waiting to be read on conn: no data
+// (clamd's "COMMAND READ TIMED OUT") and no end of stream. It peeks without
+// blocking; a connection it cannot peek at counts as quiet.
+func quiet(conn net.Conn) bool {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return true
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var n int
+	var perr error
+	var b [1]byte
+	if err := rc.Read(func(fd uintptr) bool {
+		n, _, perr = syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		return true
+	}); err != nil {
+		return false
+	}
+	return n <= 0 && (errors.Is(perr, syscall.EAGAIN) || errors.Is(perr, syscall.EWOULDBLOCK))
 }
 
 // closeAll ends every idle session and refuses new ones.
@@ -128,6 +162,9 @@ func (c *Client) Close() error {
 
 // session returns an idle session, or dials clamd and opens one.
 func (c *Client) session(ctx context.Context, fresh bool) (*session, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if !fresh {
 		if s := c.pool.get(); s != nil {
 			if err := s.arm(ctx, c.timeout); err != nil {
@@ -150,7 +187,7 @@ func (c *Client) session(ctx context.Context, fresh bool) (*session, error) {
 
 // release returns s to the pool after a command it completed, or closes it.
 func (c *Client) release(s *session, ok bool) {
-	if !s.disarm() || !ok {
+	if !s.disarm() || !ok || s.spent {
 		_ = s.conn.Close()
 		return
 	}
@@ -161,24 +198,31 @@ func (c *Client) release(s *session, ok bool) {
 // session ("3: stream: OK").
 func sessionReply(reply string, n int) (string, error) {
 	rest, ok := strings.CutPrefix(reply, strconv.Itoa(n)+": ")
+	if !ok && strings.HasPrefix(reply, sessionTimeoutNotice) {
+		return "", errSessionTimedOut
+	}
 	if !ok {
 		return "", fmt.Errorf("unexpected reply %q for command %d of the session", reply, n)
 	}
 	return rest, nil
 }
 
-// errStale marks a failure on a reused session before clamd answered: the
-// session had ended on clamd's side (idle timeout, restart), which says
-// nothing about clamd's health, so the scan is retried at once on a new
-// connection without counting as an attempt.
+// errStale marks a failure on a reused session that shows clamd had ended
+// it while it was idle, which says nothing about clamd's health: the scan
+// is retried at once on a new connection without counting as an attempt.
 var errStale = errors.New("clamd session ended while idle")
 
-// staleCause reports whether err, on a reused session, looks like the
-// peer had closed it before the command.
+// staleCause reports whether err, on a reused session, says that clamd had
+// ended it before this command: it refused the command's bytes, or it
+// answered with its idle timeout notice. Anything after the body was
+// accepted (no reply, a timeout) counts as clamd's failure.
 func staleCause(s *session, err error) bool {
 	if !s.reused {
 		return false
 	}
-	return errors.Is(err, io.EOF) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, errClosedBeforeReply)
+	var we *writeError
+	if errors.As(err, &we) {
+		return errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
+	}
+	return errors.Is(err, errSessionTimedOut)
 }

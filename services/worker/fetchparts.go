@@ -81,6 +81,7 @@ func newFetchParts(cfg Config, d Deps, p profile.Profile) (fetchParts, error) {
 	fp.scanner, err = clamav.New(clamav.Options{
 		Address: p.ClamAV.Address, Timeout: seconds(int64(p.ClamAV.TimeoutSeconds)), Retries: p.ClamAV.Retries,
 		StreamMaxLength: p.ClamAV.StreamMaxLengthBytes, Registerer: d.Registerer, Logger: d.Logger,
+		MaxIdleSessions: cfg.Threads, // each thread scans one body at a time
 	})
 	if err != nil {
 		return fp, fmt.Errorf("worker clamav: %w", err)
