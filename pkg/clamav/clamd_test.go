@@ -55,7 +55,6 @@ func newClient(t *testing.T, o clamav.Options) *clamav.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
 

@@ -6,14 +6,12 @@ import (
 	"errors"
 	"io"
 	"net"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/trawler-crawl/trawler/internal/testwait"
 	"github.com/trawler-crawl/trawler/pkg/clamav"
 )
 
@@ -22,8 +20,6 @@ import (
 type fakeClamd struct {
 	addr  string
 	conns atomic.Int32
-	// done counts handlers that returned (their connection then closes).
-	done atomic.Int32
 	// accepted receives one value per connection, so tests can act once
 	// the client is connected without sleeping.
 	accepted chan struct{}
@@ -47,7 +43,6 @@ func startFake(t *testing.T, handle func(net.Conn)) *fakeClamd {
 			f.conns.Add(1)
 			f.accepted <- struct{}{}
 			wg.Go(func() {
-				defer f.done.Add(1)
 				defer conn.Close()
 				handle(conn)
 			})
@@ -72,177 +67,25 @@ func readCommand(conn net.Conn) string {
 	}
 }
 
-// readOpening reads what a scan sends before its body: IDSESSION, if the
-// client opens a session, and the command. prefix is what clamd puts
-// before the reply to the session's first command.
-func readOpening(conn net.Conn) (cmd, prefix string) {
-	cmd = readCommand(conn)
-	if cmd == "zIDSESSION" {
-		return readCommand(conn), "1: "
-	}
-	return cmd, ""
-}
-
-// drainBody consumes an INSTREAM body up to its terminating empty chunk.
-func drainBody(conn net.Conn) error {
-	var hdr [4]byte
-	for {
-		if _, err := io.ReadFull(conn, hdr[:]); err != nil {
-			return err
-		}
-		n := int64(hdr[0])<<24 | int64(hdr[1])<<16 | int64(hdr[2])<<8 | int64(hdr[3])
-		if n == 0 {
-			return nil
-		}
-		if _, err := io.CopyN(io.Discard, conn, n); err != nil {
-			return err
-		}
-	}
-}
-
 // drainThen consumes the command and the whole INSTREAM body (until the
-// client stops sending or closes) and then writes reply, as the answer to
-// a session's first command when the client opened one, and closes.
+// client stops sending or closes) and then writes reply.
 func drainThen(reply string) func(net.Conn) {
 	return func(conn net.Conn) {
-		_, prefix := readOpening(conn)
-		if drainBody(conn) != nil {
-			return
-		}
-		if reply == "" {
-			return
-		}
-		_, _ = io.WriteString(conn, prefix+reply)
-	}
-}
-
-// sessionServer answers INSTREAM commands in an IDSESSION session until
-// END, replying reply(n) to the n-th; it records the commands it saw.
-func sessionServer(cmds chan<- string, reply func(n int) string) func(net.Conn) {
-	return func(conn net.Conn) {
-		if cmd := readCommand(conn); cmd != "zIDSESSION" {
-			cmds <- cmd
-			return
-		}
-		for n := 1; ; n++ {
-			cmd := readCommand(conn)
-			cmds <- cmd
-			if cmd != "zINSTREAM" || drainBody(conn) != nil {
+		readCommand(conn)
+		var hdr [4]byte
+		for {
+			if _, err := io.ReadFull(conn, hdr[:]); err != nil {
 				return
 			}
-			if _, err := io.WriteString(conn, reply(n)+"\x00"); err != nil {
+			n := int64(hdr[0])<<24 | int64(hdr[1])<<16 | int64(hdr[2])<<8 | int64(hdr[3])
+			if n == 0 {
+				break
+			}
+			if _, err := io.CopyN(io.Discard, conn, n); err != nil {
 				return
 			}
 		}
-	}
-}
-
-func TestScanReusesSession(t *testing.T) {
-	cmds := make(chan string, 100)
-	f := startFake(t, sessionServer(cmds, func(n int) string { return strconv.Itoa(n) + ": stream: OK" }))
-	c := newClient(t, clamav.Options{Address: f.addr})
-	for i := range 5 {
-		res, err := c.Scan(t.Context(), body([]byte("x"), nil))
-		if err != nil || res.Reply != "stream: OK" {
-			t.Fatalf("scan %d: %+v, %v", i, res, err)
-		}
-	}
-	if n := f.conns.Load(); n != 1 {
-		t.Fatalf("%d connections for 5 scans, want 1", n)
-	}
-	if err := c.Close(); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 6 {
-		want := "zINSTREAM"
-		if i == 5 {
-			want = "zEND"
-		}
-		select {
-		case got := <-cmds:
-			if got != want {
-				t.Fatalf("command %d %q, want %q", i, got, want)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("command %d (%q) never arrived", i, want)
-		}
-	}
-}
-
-func TestScanEndedSessionIsNotCountedAsFailure(t *testing.T) {
-	// Each case ends the session the way clamd does when it sat idle past
-	// its ReadTimeout: the notice and a close, before the next scan or as
-	// the answer to it. Retries 0: any failure counted would fail a scan.
-	notice := func(conn net.Conn) { _, _ = io.WriteString(conn, "COMMAND READ TIMED OUT\n") }
-	cases := []struct {
-		name string
-		// after runs once the first reply is written; it returns whether
-		// to answer the next command with the notice.
-		after     func(net.Conn) bool
-		wantOpens int32
-	}{
-		{"closed while idle", func(net.Conn) bool { return false }, 3},
-		{"notice while idle", func(conn net.Conn) bool { notice(conn); return false }, 3},
-		{"notice as the answer", func(net.Conn) bool { return true }, 5},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			f := startFake(t, func(conn net.Conn) {
-				if drainThen("stream: OK\x00")(conn); !tc.after(conn) {
-					return
-				}
-				if cmd := readCommand(conn); cmd == "zINSTREAM" && drainBody(conn) == nil {
-					notice(conn)
-				}
-			})
-			c := newClient(t, clamav.Options{Address: f.addr, Retries: 0})
-			var calls atomic.Int32
-			for i := range 3 {
-				if _, err := c.Scan(t.Context(), body([]byte("x"), &calls)); err != nil {
-					t.Fatalf("scan %d: %v", i, err)
-				}
-				if tc.wantOpens == 3 {
-					// The session ends while idle: let its end arrive
-					// before the next scan looks at it.
-					want := f.conns.Load()
-					testwait.Until(t, 5*time.Second, "the server to close", func() bool { return f.done.Load() == want })
-				}
-			}
-			if n := f.conns.Load(); n != 3 {
-				t.Errorf("%d connections, want 3", n)
-			}
-			if n := calls.Load(); n != tc.wantOpens {
-				t.Errorf("%d body opens, want %d", n, tc.wantOpens)
-			}
-		})
-	}
-}
-
-func TestScanReusedSessionFailureCounts(t *testing.T) {
-	cmds := make(chan string, 100)
-	f := startFake(t, sessionServer(cmds, func(n int) string {
-		if n == 1 {
-			return "1: stream: OK"
-		}
-		return strconv.Itoa(n) + ": Can't allocate memory ERROR"
-	}))
-	c := newClient(t, clamav.Options{Address: f.addr, Retries: 0})
-	if _, err := c.Scan(t.Context(), body([]byte("x"), nil)); err != nil {
-		t.Fatal(err)
-	}
-	_, err := c.Scan(t.Context(), body([]byte("x"), nil))
-	if !errors.Is(err, clamav.ErrUnavailable) || !strings.Contains(err.Error(), "after 1 attempt(s)") {
-		t.Fatalf("err = %v, want ErrUnavailable after 1 attempt", err)
-	}
-}
-
-func TestScanSessionReplyNumber(t *testing.T) {
-	cmds := make(chan string, 100)
-	f := startFake(t, sessionServer(cmds, func(n int) string { return strconv.Itoa(n+1) + ": stream: OK" }))
-	c := newClient(t, clamav.Options{Address: f.addr})
-	_, err := c.Scan(t.Context(), body([]byte("x"), nil))
-	if !errors.Is(err, clamav.ErrUnavailable) || !strings.Contains(err.Error(), `unexpected reply "2: stream: OK" for command 1`) {
-		t.Fatalf("err = %v, want ErrUnavailable for a reply to another command", err)
+		_, _ = io.WriteString(conn, reply)
 	}
 }
 
@@ -259,7 +102,7 @@ func TestScanFailuresAreRetriedThenUnavailable(t *testing.T) {
 		{"error reply", drainThen("stream: Can't allocate memory ERROR\x00"), `error reply "stream: Can't allocate memory ERROR"`},
 		{"garbage reply", drainThen("HTTP/1.1 400 Bad Request\r\n\r\n\x00"), `unexpected reply "HTTP/1.1 400 Bad Request`},
 		{"empty signature", drainThen("stream:  FOUND\x00"), `unexpected reply "stream:  FOUND"`},
-		{"reply without terminator", drainThen("stream: OK"), `connection closed inside reply "1: stream: OK"`},
+		{"reply without terminator", drainThen("stream: OK"), `connection closed inside reply "stream: OK"`},
 		{"oversized reply", drainThen(strings.Repeat("A", 10000)), "reply longer than 4096 bytes"},
 		{"close before reply", drainThen(""), "connection closed before any reply"},
 		{"close after command", func(conn net.Conn) { readCommand(conn) }, "clamd 127.0.0.1"},

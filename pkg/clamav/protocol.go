@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
+	"time"
 )
 
 // maxReply bounds how much of a reply is read, so a peer that is not clamd
@@ -22,6 +24,13 @@ type localError struct{ err error }
 func (e *localError) Error() string { return e.err.Error() }
 func (e *localError) Unwrap() error { return e.err }
 
+// session is one connection to clamd, with its deadline and context
+// cancellation wired to the socket.
+type session struct {
+	conn net.Conn
+	stop func() bool
+}
+
 // connect dials clamd and arms the per-attempt deadline. Cancelling ctx
 // moves the deadline to the past, which unblocks any read or write at once.
 func (c *Client) connect(ctx context.Context) (*session, error) {
@@ -31,12 +40,17 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clamd %s: %w", c.addr, err)
 	}
-	s := &session{conn: conn}
-	if err := s.arm(ctx, c.timeout); err != nil {
+	if err := conn.SetDeadline(time.Now().Add(c.timeout)); err != nil {
 		_ = conn.Close()
 		return nil, fmt.Errorf("clamd %s: set deadline: %w", c.addr, err)
 	}
-	return s, nil
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	return &session{conn: conn, stop: stop}, nil
+}
+
+func (s *session) close() {
+	s.stop()
+	_ = s.conn.Close()
 }
 
 // command sends a one-line z-command and returns its reply. Failures wrap
@@ -51,7 +65,7 @@ func (c *Client) command(ctx context.Context, cmd string) (string, error) {
 	if _, err := io.WriteString(s.conn, cmd); err != nil {
 		return "", fmt.Errorf("%w: %s: clamd %s: write: %w", ErrUnavailable, name, c.addr, c.ctxOr(ctx, err))
 	}
-	reply, _, err := readReply(s.conn)
+	reply, err := readReply(s.conn)
 	if err != nil {
 		return "", fmt.Errorf("%w: %s: clamd %s: %w", ErrUnavailable, name, c.addr, c.ctxOr(ctx, err))
 	}
@@ -67,47 +81,27 @@ func (c *Client) ctxOr(ctx context.Context, err error) error {
 	return err
 }
 
-// scanOnce is one INSTREAM attempt in a session: an idle one unless fresh
-// is set. A failure that shows the reused session had ended wraps
-// errStale.
-func (c *Client) scanOnce(ctx context.Context, open func() (io.ReadCloser, error), fresh bool) (Result, error) {
+// scanOnce is one INSTREAM attempt on a fresh connection.
+func (c *Client) scanOnce(ctx context.Context, open func() (io.ReadCloser, error)) (Result, error) {
 	body, err := open()
 	if err != nil {
 		return Result{}, &localError{fmt.Errorf("clamav scan: open body: %w", err)}
 	}
 	defer body.Close()
-	s, err := c.session(ctx, fresh)
+	s, err := c.connect(ctx)
 	if err != nil {
 		return Result{}, err
 	}
-	res, err := c.instream(s, body)
-	if err != nil && staleCause(s, err) {
-		err = fmt.Errorf("%w: %w", errStale, err)
-	}
-	// Only a completed command leaves the session at a command boundary.
-	c.release(s, err == nil)
-	return res, err
-}
-
-// instream sends one INSTREAM command on s and reads its reply.
-func (c *Client) instream(s *session, body io.Reader) (Result, error) {
-	s.n++
+	defer s.close()
 	if _, err := io.WriteString(s.conn, "zINSTREAM\x00"); err != nil {
-		return Result{}, fmt.Errorf("clamd %s: %w", c.addr, &writeError{fmt.Errorf("write INSTREAM: %w", err)})
+		return Result{}, fmt.Errorf("clamd %s: write INSTREAM: %w", c.addr, err)
 	}
 	sent, truncated, werr := c.stream(s.conn, body)
 	var le *localError
 	if errors.As(werr, &le) {
 		return Result{}, werr
 	}
-	if werr != nil {
-		werr = &writeError{werr}
-	}
-	reply, extra, rerr := readReply(s.conn)
-	s.spent = extra
-	if rerr == nil {
-		reply, rerr = sessionReply(reply, s.n)
-	}
+	reply, rerr := readReply(s.conn)
 	if werr != nil {
 		// clamd may have answered and closed while we were still sending
 		// (a size-limit or internal error): its reply says more than EPIPE.
@@ -164,48 +158,27 @@ func (c *Client) stream(w io.Writer, body io.Reader) (sent int64, truncated bool
 	return sent, truncated, nil
 }
 
-// errClosedBeforeReply is a connection that ended where a reply was due.
-var errClosedBeforeReply = errors.New("connection closed before any reply")
-
-// errSessionTimedOut is clamd's notice that it ended a session that had
-// sent nothing for its ReadTimeout.
-var errSessionTimedOut = errors.New(`clamd ended the session: "COMMAND READ TIMED OUT"`)
-
-// sessionTimeoutNotice starts the line clamd writes (newline-terminated,
-// unnumbered) when it ends an idle session.
-const sessionTimeoutNotice = "COMMAND READ TIMED OUT"
-
-// writeError marks a failure to send a command or body.
-type writeError struct{ err error }
-
-func (e *writeError) Error() string { return e.err.Error() }
-func (e *writeError) Unwrap() error { return e.err }
-
-// readReply reads one NUL-terminated reply. extra reports bytes after the
-// terminator, which no command of ours asked for.
-func readReply(r io.Reader) (reply string, extra bool, err error) {
+// readReply reads one NUL-terminated reply.
+func readReply(r io.Reader) (string, error) {
 	var buf []byte
 	var tmp [512]byte
 	for {
 		n, err := r.Read(tmp[:])
 		buf = append(buf, tmp[:n]...)
 		if i := bytes.IndexByte(buf, 0); i >= 0 {
-			return string(buf[:i]), i+1 < len(buf), nil
-		}
-		if bytes.HasPrefix(buf, []byte(sessionTimeoutNotice)) {
-			return "", false, errSessionTimedOut
+			return string(buf[:i]), nil
 		}
 		if len(buf) > maxReply {
-			return "", false, fmt.Errorf("reply longer than %d bytes without terminator, starting %q", maxReply, buf[:64])
+			return "", fmt.Errorf("reply longer than %d bytes without terminator, starting %q", maxReply, buf[:64])
 		}
 		if errors.Is(err, io.EOF) {
 			if len(buf) == 0 {
-				return "", false, errClosedBeforeReply
+				return "", errors.New("connection closed before any reply")
 			}
-			return "", false, fmt.Errorf("connection closed inside reply %q (no NUL terminator)", buf)
+			return "", fmt.Errorf("connection closed inside reply %q (no NUL terminator)", buf)
 		}
 		if err != nil {
-			return "", false, fmt.Errorf("read reply: %w", err)
+			return "", fmt.Errorf("read reply: %w", err)
 		}
 	}
 }

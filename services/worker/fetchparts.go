@@ -81,7 +81,6 @@ func newFetchParts(cfg Config, d Deps, p profile.Profile) (fetchParts, error) {
 	fp.scanner, err = clamav.New(clamav.Options{
 		Address: p.ClamAV.Address, Timeout: seconds(int64(p.ClamAV.TimeoutSeconds)), Retries: p.ClamAV.Retries,
 		StreamMaxLength: p.ClamAV.StreamMaxLengthBytes, Registerer: d.Registerer, Logger: d.Logger,
-		MaxIdleSessions: cfg.Threads, // each thread scans one body at a time
 	})
 	if err != nil {
 		return fp, fmt.Errorf("worker clamav: %w", err)
@@ -89,13 +88,10 @@ func newFetchParts(cfg Config, d Deps, p profile.Profile) (fetchParts, error) {
 	return fp, nil
 }
 
-// close drops the connections kept for reuse: idle keep-alive connections
-// and clamd sessions. Call it once no thread fetches any more.
+// close drops the idle keep-alive connections. Call it once no thread
+// fetches any more.
 func (fp fetchParts) close() {
 	_ = fp.fetcher.Close()
-	if fp.scanner != nil {
-		_ = fp.scanner.Close()
-	}
 }
 
 // loadCookies loads the profile's Netscape cookie file into the shared
