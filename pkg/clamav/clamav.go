@@ -7,10 +7,11 @@
 // IDSESSION sessions kept open between scans were tried and left out: with
 // up to 128 sessions open against clamd 1.4.6 (MaxThreads 4), some
 // commands were never answered and their scans waited out the 60 s
-// timeout, which a connection per scan never did in the same runs. Bodies
-// longer than clamd's StreamMaxLength are not refused: only
-// their head is sent and the Result says so, since clamd would otherwise
-// drop the whole stream with "INSTREAM size limit exceeded".
+// timeout, which a connection per scan never did in the same runs.
+//
+// Bodies longer than clamd's StreamMaxLength are not refused: only their
+// head is sent and the Result says so, since clamd would otherwise drop the
+// whole stream with "INSTREAM size limit exceeded".
 //
 // Failures that mean "clamd could not give a verdict" (connection refused,
 // timeout, an ERROR or unparseable reply, a connection closed early) are
