@@ -1,26 +1,48 @@
 #!/usr/bin/env bash
 # Installs the real programs the tests start on loopback: redis-server,
-# clamd (clamav-daemon; the tests give it their own signature database), and
-# kcat (a foreign Kafka producer for the wire-compatibility test). Runs apt-get only
-# when something is missing and we are root; otherwise says what to install.
+# clamd (clamav-daemon; the tests give it their own signature database),
+# kcat (a foreign Kafka producer for the wire-compatibility test), and
+# node with warcio.js (an independent WARC reader that test/warciojs
+# validates Trawler's WARCs with). Runs apt-get only when something is
+# missing and we are root; otherwise says what to install.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v kcat >/dev/null 2>&1 || need+=(kcat)
+# python3-doc: a real Sphinx site (its HTML and JavaScript) that
+# services/standalone crawls to count the links guessed from scripts.
+compgen -G '/usr/share/doc/python3.*/html/_static/searchtools.js' >/dev/null || need+=(python3-doc)
 command -v clamd >/dev/null 2>&1 || [ -x /usr/sbin/clamd ] || need+=(clamav-daemon)
-if [ ${#need[@]} -eq 0 ]; then
-  exit 0
+command -v node >/dev/null 2>&1 || need+=(nodejs)
+command -v npm >/dev/null 2>&1 || need+=(npm)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "missing test dependencies: ${need[*]} (install them: sudo apt-get install ${need[*]})" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need[@]}"
+  # The tests start their own servers; the packaged service is not needed.
+  if command -v systemctl >/dev/null 2>&1; then
+    for unit in redis-server clamav-daemon clamav-freshclam; do
+      systemctl disable --now "$unit" >/dev/null 2>&1 || true
+    done
+  fi
 fi
-if [ "$(id -u)" -ne 0 ]; then
-  echo "missing test dependencies: ${need[*]} (install them: sudo apt-get install ${need[*]})" >&2
-  exit 1
-fi
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${need[@]}"
-# The tests start their own servers; the packaged service is not needed.
-if command -v systemctl >/dev/null 2>&1; then
-  for unit in redis-server clamav-daemon clamav-freshclam; do
-    systemctl disable --now "$unit" >/dev/null 2>&1 || true
-  done
+
+# warcio.js, at the exact version (and dependency tree) pinned by
+# test/warciojs/package.json and package-lock.json, goes into .cache/warcio
+# (git-ignored), not a global or repository node_modules. It is installed
+# again only when missing or when the pinned lock file has changed.
+pin=test/warciojs
+dest=.cache/warcio
+if [ ! -f "$dest/node_modules/warcio/package.json" ] ||
+  ! cmp -s "$pin/package-lock.json" "$dest/package-lock.json"; then
+  rm -rf "$dest"
+  mkdir -p "$dest"
+  cp "$pin/package.json" "$pin/package-lock.json" "$dest/"
+  # npm ci installs exactly the lock file; no install scripts are run.
+  npm ci --prefix "$dest" --ignore-scripts --no-audit --no-fund --loglevel=error
 fi

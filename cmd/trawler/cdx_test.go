@@ -13,6 +13,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/trawler-crawl/trawler/pkg/cdx"
 	"github.com/trawler-crawl/trawler/pkg/cdxindex"
 	"github.com/trawler-crawl/trawler/pkg/warcwriter"
 )
@@ -153,5 +154,111 @@ func TestCDXLoadCommand(t *testing.T) {
 	}
 	if code, _, errOut := runCLI(t, "cdx", "load", "--index", idx, "--collection", "bad name", path); code != 1 || !strings.Contains(errOut, "invalid collection name") {
 		t.Errorf("bad collection: %d %s", code, errOut)
+	}
+}
+
+// mixedTestWARC writes the records `cdx index` and `cdx load` must agree
+// on: a response larger than the indexer's read buffer, a relative
+// redirect, a server-not-modified revisit and a dns: lookup.
+func mixedTestWARC(t *testing.T) string {
+	t.Helper()
+	var closed []warcwriter.ClosedFile
+	w, err := warcwriter.New(warcwriter.Config{Dir: t.TempDir(), Prefix: "MIXED", Hostname: "h"},
+		warcwriter.WithBufferDir(t.TempDir()), warcwriter.WithOnClose(func(cf warcwriter.ClosedFile) { closed = append(closed, cf) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	when := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
+	big := strings.Repeat("0123456789abcdef", 80<<10) // 1.25 MiB
+	for _, c := range []struct {
+		url, resp string
+		rev       *warcwriter.Revisit
+	}{
+		{"http://example.org/big.txt", "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n" + big, nil},
+		{"http://example.org/a/old", "HTTP/1.1 301 Moved\r\nLocation: ../new\r\n\r\n", nil},
+		{"http://example.org/big.txt", "HTTP/1.1 304 Not Modified\r\n\r\n",
+			&warcwriter.Revisit{RefersToURI: "http://example.org/big.txt", RefersToDate: when, NotModified: true}},
+	} {
+		if _, err := w.WriteCapture(ctx, warcwriter.Capture{
+			URL: c.url, Date: when, Request: []byte("GET / HTTP/1.1\r\n\r\n"),
+			Response: strings.NewReader(c.resp), ResponseLength: int64(len(c.resp)),
+			PayloadDigest: "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ", Revisit: c.rev,
+		}); err != nil {
+			t.Fatal(err)
+		}
+		when = when.Add(time.Second)
+	}
+	if _, err := w.WriteDNS(ctx, "example.org", when, "192.0.2.53", []byte("20240506070812\nexample.org. 300 IN A 192.0.2.1\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return closed[0].Path
+}
+
+// `cdx load` of a WARC puts in the index exactly the lines `cdx index`
+// prints for it, field by field.
+func TestCDXLoadMatchesIndex(t *testing.T) {
+	path := mixedTestWARC(t)
+	code, out, errOut := runCLI(t, "cdx", "index", path)
+	if code != 0 {
+		t.Fatalf("index: exit %d: %s", code, errOut)
+	}
+	var indexed []cdx.Line
+	for _, s := range strings.Split(strings.TrimSpace(out), "\n") {
+		l, err := cdx.ParseCDXJ(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		indexed = append(indexed, l)
+	}
+	wantMimes := []string{"text/plain", "text/plain", cdx.RevisitMime, "text/dns"}
+	if len(indexed) != 4 || indexed[1].Redirect != "http://example.org/new" || indexed[3].Digest == "" {
+		t.Fatalf("cdx index output:\n%s", out)
+	}
+	for i, l := range indexed {
+		if i != 1 && l.Mimetype != wantMimes[i] {
+			t.Errorf("line %d mime %q, want %q", i, l.Mimetype, wantMimes[i])
+		}
+	}
+
+	idx := filepath.Join(t.TempDir(), "index")
+	if code, _, errOut := runCLI(t, "cdx", "load", "--index", idx, "--collection", "fc", path); code != 0 {
+		t.Fatalf("load: exit %d: %s", code, errOut)
+	}
+	ix, err := cdxindex.Open(idx, cdxindex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	h := ix.Handler(cdxindex.HandlerOptions{})
+	var loaded []cdx.Line
+	for _, q := range []string{"url=example.org&matchType=domain", "url=dns:example.org"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/fc?output=cdxj&"+q, nil))
+		for _, s := range strings.Split(strings.TrimSpace(rec.Body.String()), "\n") {
+			l, err := cdx.ParseCDXJ(s)
+			if err != nil {
+				t.Fatalf("%s: %q: %v", q, s, err)
+			}
+			if l.Status == "0" { // the index's model: no status is 0 (dns:)
+				l.Status = ""
+			}
+			loaded = append(loaded, l)
+		}
+	}
+	if len(loaded) != len(indexed) {
+		t.Fatalf("loaded %d lines, indexed %d", len(loaded), len(indexed))
+	}
+	byLoc := map[string]cdx.Line{}
+	for _, l := range loaded {
+		byLoc[fmt.Sprint(l.Filename, l.Offset)] = l
+	}
+	for _, l := range indexed {
+		if got := byLoc[fmt.Sprint(l.Filename, l.Offset)]; got != l {
+			t.Errorf("loaded\n%s\nindexed\n%s", got.CDX11(), l.CDX11())
+		}
 	}
 }

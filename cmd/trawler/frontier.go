@@ -215,9 +215,30 @@ func formatStats(w io.Writer, v any) {
 	fmt.Fprintf(w, "queued URIs:     %d\nin flight URIs:  %d\nhosts:           %d known\n", st.Queued, st.InFlight, st.Hosts)
 	fmt.Fprintf(w, "  ready:         %d\n  snoozed:       %d\n  in process:    %d\n  exhausted:     %d\n  paused:        %d\n",
 		st.ReadyHosts, st.SnoozedHosts, st.BusyHosts, st.ExhaustedHosts, st.PausedHosts)
+	fmt.Fprintf(w, "  backing off:   %d (after 429/503; back-offs so far: %d for 429, %d for 503)\n",
+		st.BackingOffHosts, st.BackOffs429, st.BackOffs503)
+	fmt.Fprintf(w, "waiting for retry: %d URIs at %d hosts", st.RetryURIs, st.RetryHosts)
+	if !st.NextRetry.IsZero() {
+		fmt.Fprintf(w, ", next due %s (in %s)", st.NextRetry.UTC().Format(time.RFC3339), time.Until(st.NextRetry).Round(time.Second))
+	}
+	fmt.Fprintln(w)
 	if st.Paused {
 		fmt.Fprintln(w, "the frontier is PAUSED")
 	}
+}
+
+// backOffText says whether a host backs off after a 429 or 503: until
+// when, and how many back-offs in a row (the next one without Retry-After
+// waits about twice as long).
+func backOffText(h frontier.HostInfo) string {
+	switch {
+	case h.BackOffs == 0:
+		return "none"
+	case h.BackOffUntil.After(time.Now()):
+		return fmt.Sprintf("until %s after %d× %d in a row", h.BackOffUntil.UTC().Format(time.RFC3339Nano), h.BackOffs, h.BackOffStatus)
+	}
+	return fmt.Sprintf("ended %s; %d× %d in a row, forgiven at the next other response", h.BackOffUntil.UTC().Format(time.RFC3339Nano),
+		h.BackOffs, h.BackOffStatus)
 }
 
 func formatHost(w io.Writer, v any) {
@@ -228,6 +249,7 @@ func formatHost(w io.Writer, v any) {
 	}
 	fmt.Fprintf(w, "host:            %s\nqueued URIs:     %d\nin flight URIs:  %d\nparallelQueues:  %d\n", h.Host, h.Queued, h.InFlight, h.ParallelQueues)
 	fmt.Fprintf(w, "paused:          %t\nready:           %t\nnext fetch:      %s\ncrawl-delay:     %s\n", h.Paused, h.Ready, next, h.CrawlDelay)
+	fmt.Fprintf(w, "back-off:        %s\n", backOffText(h))
 	fmt.Fprintf(w, "server (host:port): %d successes, %d bytes of them, %d responses, %d bytes in all\n",
 		h.Server.FetchSuccesses, h.Server.SuccessBytes, h.Server.FetchResponses, h.Server.AllBytes)
 	fmt.Fprintf(w, "host name:          %d successes, %d bytes of them, %d responses, %d bytes in all\n",

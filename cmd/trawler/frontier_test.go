@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -81,5 +82,20 @@ func TestFrontierCommands(t *testing.T) {
 		if code, _, errOut := runCLI(t, args...); code == 0 || errOut == "" {
 			t.Errorf("%v: exit %d, stderr %q; want a failure with a reason", args, code, errOut)
 		}
+	}
+}
+
+// frontier stats says how many URIs wait for a retry and when the first
+// is due.
+func TestFormatStatsRetries(t *testing.T) {
+	var b strings.Builder
+	formatStats(&b, frontier.Stats{Queued: 4, RetryHosts: 2, RetryURIs: 4, NextRetry: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)})
+	if !strings.Contains(b.String(), "waiting for retry: 4 URIs at 2 hosts, next due 2030-01-02T03:04:05Z") {
+		t.Errorf("stats output lacks the retry line:\n%s", b.String())
+	}
+	b.Reset()
+	formatStats(&b, frontier.Stats{Queued: 1})
+	if !strings.Contains(b.String(), "waiting for retry: 0 URIs at 0 hosts\n") {
+		t.Errorf("stats output without retries:\n%s", b.String())
 	}
 }

@@ -40,8 +40,18 @@ type Line struct {
 //
 // The timestamp is the fetch start (start_time_plus_duration), which is what
 // Heritrix and Trawler's WARC writer use for WARC-Date, falling back to the
-// event timestamp. Revisits (warc_type revisit, or a duplicate:digest
-// annotation) get mimetype warc/revisit as pywb expects.
+// event timestamp. Revisits (warc_type revisit, or any "duplicate:"
+// annotation: duplicate:digest for identical-payload-digest,
+// duplicate:server-not-modified for a 304) get mimetype warc/revisit as
+// pywb expects, and the event's content_digest, which for a revisit is the
+// payload digest of the record it repeats. A dns: event's digest is that of
+// the answer, the record's block.
+//
+// The redirect field of a 3xx is the event's extra_info "location"
+// (ExtraLocation, which Trawler's workers fill; Heritrix's crawl log has no
+// Location), resolved against the URL as the offline indexer
+// (pkg/warcindex) resolves the record's Location; empty when the event
+// does not carry one.
 func FromCrawled(ev messages.Crawled) (Line, bool) {
 	if !ev.HasWARCLocation() {
 		return Line{}, false
@@ -78,6 +88,7 @@ func FromCrawled(ev messages.Crawled) (Line, bool) {
 	if isRevisit(ev) {
 		l.Mimetype = RevisitMime
 	}
+	l.Redirect = eventRedirect(ev)
 	return l, true
 }
 
@@ -104,7 +115,7 @@ func isRevisit(ev messages.Crawled) bool {
 		return true
 	}
 	for _, a := range strings.Split(ev.Annotations, ",") {
-		if strings.HasPrefix(a, "duplicate:") {
+		if strings.HasPrefix(strings.TrimSpace(a), "duplicate:") {
 			return true
 		}
 	}

@@ -122,6 +122,46 @@ func TestFromCrawledCases(t *testing.T) {
 	}
 }
 
+// The lines the live index builds for the captures the offline indexer
+// (pkg/warcindex) reads back from the WARC: a dns: lookup with the digest
+// of its answer, both kinds of revisit as warc/revisit with the payload
+// digest the event carries (for a 304, the original's), and a redirect
+// without a redirect field, since a crawled event has no Location.
+func TestFromCrawledRecordKinds(t *testing.T) {
+	ev := func(url string, status int, mime, annotations, digest string) messages.Crawled {
+		return messages.Crawled{
+			Timestamp: "2024-01-17T09:00:03.120Z", URL: url, StatusCode: status, Mimetype: mime,
+			Annotations: annotations, ContentDigest: messages.String(digest),
+			StartTimePlusDuration: "20240117090002801+319",
+			WarcFilename:          messages.String("f.warc.gz"), WarcOffset: messages.Int64(500), WarcLength: messages.Int64(300),
+		}
+	}
+	tests := []struct {
+		name string
+		ev   messages.Crawled
+		want string // CDX11
+	}{
+		{"dns lookup", ev("dns:www.example.com", 1, "text/dns", "", "sha1:BPV2MSSWCDTJGWAJYCYQSPONLUPHDJLN"),
+			"dns:www.example.com 20240117090002 dns:www.example.com text/dns - BPV2MSSWCDTJGWAJYCYQSPONLUPHDJLN - - 300 500 f.warc.gz"},
+		{"identical-payload-digest revisit", ev("http://example.com/", 200, "text/html", "duplicate:digest", "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"),
+			"com,example)/ 20240117090002 http://example.com/ warc/revisit 200 3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ - - 300 500 f.warc.gz"},
+		{"server-not-modified revisit", ev("http://example.com/", 304, "text/html", "ip:192.0.2.1,duplicate:server-not-modified", "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"),
+			"com,example)/ 20240117090002 http://example.com/ warc/revisit 304 3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ - - 300 500 f.warc.gz"},
+		{"revisit annotation after a space", ev("http://example.com/", 304, "", "3t, duplicate:server-not-modified", "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"),
+			"com,example)/ 20240117090002 http://example.com/ warc/revisit 304 3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ - - 300 500 f.warc.gz"},
+		{"redirect", ev("http://example.com/old", 301, "text/html", "", "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"),
+			"com,example)/old 20240117090002 http://example.com/old text/html 301 3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ - - 300 500 f.warc.gz"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l, ok := FromCrawled(tc.ev)
+			if !ok || l.CDX11() != tc.want {
+				t.Errorf("FromCrawled = %v\n%s\nwant\n%s", ok, l.CDX11(), tc.want)
+			}
+		})
+	}
+}
+
 func TestRoundTrip(t *testing.T) {
 	lines := []Line{
 		{URLKey: "com,example)/", Timestamp: "20240117090003", Original: "http://example.com/", Mimetype: "text/html",

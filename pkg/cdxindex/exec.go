@@ -84,6 +84,50 @@ func (s *scan) next() (*capture, bool) {
 func (s *scan) err() error { return s.e }
 func (s *scan) close()     { _ = s.it.Close() }
 
+// domainScan is a domain match: the scan of the host and its subdomains,
+// then the scan of the host's other ports, opened (with what is left of
+// the scan cap) when the first ends.
+type domainScan struct {
+	names   *scan
+	portsOf func(read int64) (*scan, error)
+	ports   *scan
+	e       error
+}
+
+func (d *domainScan) next() (*capture, bool) {
+	if d.ports == nil {
+		if c, ok := d.names.next(); ok || d.names.err() != nil {
+			return c, ok
+		}
+		p, err := d.portsOf(d.names.n)
+		if err != nil || p == nil {
+			d.e = err
+			return nil, false
+		}
+		d.ports = p
+	}
+	return d.ports.next()
+}
+
+func (d *domainScan) err() error {
+	switch {
+	case d.e != nil:
+		return d.e
+	case d.names.err() != nil:
+		return d.names.err()
+	case d.ports != nil:
+		return d.ports.err()
+	}
+	return nil
+}
+
+func (d *domainScan) close() {
+	d.names.close()
+	if d.ports != nil {
+		d.ports.close()
+	}
+}
+
 // filtered passes on the captures keep accepts.
 type filtered struct {
 	captureIter
@@ -140,8 +184,23 @@ func (ix *Index) rawIter(cp []byte, q *query, scanCap int64) (captureIter, error
 		p := withCP(hostFromSurt(q.urlkey) + ")/")
 		return ix.newScan(cp, p, prefixEnd(p), false, nil, scanCap)
 	case matchDomain:
+		// OutbackCDX scans [host, host+"-"): the host and its subdomains
+		// (",": 0x2C < "-"), but not the host on another port, whose key
+		// "org,example:8080)/" sorts after "-". Trawler scans that range too
+		// ([host+":", host+";")), right after the first, so key order and
+		// the scan cap hold across both; subdomains with ports are in the
+		// first range already.
 		host := hostFromSurt(q.urlkey)
-		return ix.newScan(cp, withCP(host), withCP(host+"-"), false, nil, scanCap)
+		names, err := ix.newScan(cp, withCP(host), withCP(host+"-"), false, nil, scanCap)
+		if err != nil {
+			return nil, err
+		}
+		return &domainScan{names: names, portsOf: func(n int64) (*scan, error) {
+			if scanCap > 0 && n >= scanCap {
+				return nil, nil
+			}
+			return ix.newScan(cp, withCP(host+":"), withCP(host+";"), false, nil, max(scanCap-n, 0))
+		}}, nil
 	default: // matchRange
 		return ix.newScan(cp, withCP(q.urlkey), withCP("~"), false, nil, scanCap)
 	}

@@ -11,7 +11,12 @@
 //
 // Bodies longer than clamd's StreamMaxLength are not refused: only their
 // head is sent and the Result says so, since clamd would otherwise drop the
-// whole stream with "INSTREAM size limit exceeded".
+// whole stream with "INSTREAM size limit exceeded". clamd does not tell
+// its StreamMaxLength, so when it refuses a stream as too long (the
+// profile's length is larger than clamd's) the client halves the length it
+// sends, scans again and keeps the smaller length for later scans, with a
+// warning: every body still gets a verdict on its head, instead of every
+// large body being held as if clamd were down.
 //
 // Failures that mean "clamd could not give a verdict" (connection refused,
 // timeout, an ERROR or unparseable reply, a connection closed early) are
@@ -30,6 +35,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -42,6 +48,9 @@ const (
 	DefaultRetryDelay      = 200 * time.Millisecond
 	DefaultStreamMaxLength = 100 << 20 // clamd's own default, "100M"
 	DefaultChunkSize       = 64 << 10
+	// MinStreamLength is the shortest head the client lowers its stream
+	// length to when clamd refuses streams as too long.
+	MinStreamLength = 64 << 10
 )
 
 // ErrUnavailable is returned, wrapped with the last cause, when clamd gave
@@ -51,8 +60,9 @@ var ErrUnavailable = errors.New("clamav: clamd unavailable")
 
 // ErrSizeLimit marks clamd's "INSTREAM size limit exceeded" reply. It means
 // Options.StreamMaxLength is larger than clamd's StreamMaxLength, a
-// configuration mismatch, so it is not retried. It is always wrapped
-// together with ErrUnavailable.
+// configuration mismatch: the client lowers the length it sends (see the
+// package comment) and returns it, wrapped together with ErrUnavailable,
+// only when clamd refuses even MinStreamLength bytes.
 var ErrSizeLimit = errors.New("clamav: clamd StreamMaxLength is smaller than Options.StreamMaxLength")
 
 // Options configure a Client. Zero values take the defaults above.
@@ -107,10 +117,13 @@ type Client struct {
 	retries       int
 	retryDelay    time.Duration
 	maxLen        int64
-	chunk         int
-	log           *slog.Logger
-	m             *metrics
-	dialer        net.Dialer
+	// limit is the length actually sent: maxLen, or less once clamd has
+	// refused a stream as too long.
+	limit  atomic.Int64
+	chunk  int
+	log    *slog.Logger
+	m      *metrics
+	dialer net.Dialer
 }
 
 // New validates o and returns a Client. It does not contact clamd; call
@@ -128,6 +141,7 @@ func New(o Options) (*Client, error) {
 	if err := c.applyDefaults(); err != nil {
 		return nil, err
 	}
+	c.limit.Store(c.maxLen)
 	if c.m, err = newMetrics(o.Registerer); err != nil {
 		return nil, err
 	}
@@ -238,6 +252,10 @@ func (c *Client) scanRetrying(ctx context.Context, open func() (io.ReadCloser, e
 			return Result{}, le.err
 		}
 		last = err
+		if errors.Is(err, ErrSizeLimit) && c.lowerLimit(ctx, err) {
+			attempt-- // clamd answered: not a failed attempt
+			continue
+		}
 		if errors.Is(err, ErrSizeLimit) || attempt >= c.retries {
 			return Result{}, fmt.Errorf("%w after %d attempt(s): %w", ErrUnavailable, attempt+1, last)
 		}
@@ -249,6 +267,28 @@ func (c *Client) scanRetrying(ctx context.Context, open func() (io.ReadCloser, e
 		}
 	}
 }
+
+// lowerLimit halves the stream length after clamd refused a stream as too
+// long; false when it is at MinStreamLength already. Concurrent scans that
+// hit the limit together halve it once between them: each halves the
+// length it saw, and only the first change is kept.
+func (c *Client) lowerLimit(ctx context.Context, cause error) bool {
+	cur := c.limit.Load()
+	if cur <= MinStreamLength {
+		return false
+	}
+	next := max(cur/2, MinStreamLength)
+	if c.limit.CompareAndSwap(cur, next) {
+		c.log.WarnContext(ctx, "clamd refused a stream as too long: its StreamMaxLength is below the configured scan length; "+
+			"scanning only the head of longer bodies (annotated clamav:partial)",
+			"addr", c.addr, "configured", c.maxLen, "now", next, "err", cause)
+	}
+	return true
+}
+
+// StreamLength is how many bytes of a body the client sends: the
+// configured StreamMaxLength, or less once clamd refused longer streams.
+func (c *Client) StreamLength() int64 { return c.limit.Load() }
 
 // maxBackoff caps the doubling so many retries cannot overflow the delay.
 const maxBackoff = time.Minute

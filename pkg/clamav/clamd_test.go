@@ -146,19 +146,45 @@ func TestScanStreamMaxLength(t *testing.T) {
 	}
 }
 
-func TestScanLimitMismatchNotRetried(t *testing.T) {
+// When clamd's StreamMaxLength is below the configured length, clamd
+// refuses long streams: the client halves what it sends until clamd
+// accepts it, gives its verdict on that head (truncated), and keeps the
+// lower length, so later scans need one attempt. Below MinStreamLength it
+// gives up: that clamd cannot be used as configured.
+func TestScanLimitMismatchLearnsClamdsLimit(t *testing.T) {
+	d := clamdtest.Start(t, 200<<10)
+	c := newClient(t, clamav.Options{Address: d.Addr, StreamMaxLength: 1 << 20, Retries: 0, ChunkSize: 16 << 10})
+	infected := withAt(noise(4, 600<<10), 10, clamdtest.TestNDBMarker)
+	var calls atomic.Int32
+	res, err := c.Scan(t.Context(), body(infected, &calls))
+	if err != nil {
+		t.Fatalf("scan after clamd refused the long stream: %v", err)
+	}
+	if res.Signature != clamdtest.NDBSignature || !res.Truncated || res.Bytes != 128<<10 || c.StreamLength() != 128<<10 {
+		t.Errorf("got %+v with stream length %d, want the marker found in a 128 KiB head", res, c.StreamLength())
+	}
+	if calls.Load() != 4 { // 1 MiB, 512, 256 refused; 128 KiB accepted
+		t.Errorf("%d attempts, want 4", calls.Load())
+	}
+	calls.Store(0)
+	if res, err := c.Scan(t.Context(), body(noise(5, 600<<10), &calls)); err != nil || res.Infected || !res.Truncated || calls.Load() != 1 {
+		t.Errorf("second scan: %+v, %v after %d attempts; want clean, truncated, one attempt", res, err, calls.Load())
+	}
+}
+
+func TestScanLimitBelowMinimumGivesUp(t *testing.T) {
 	d := clamdtest.Start(t, 1024)
 	c := newClient(t, clamav.Options{Address: d.Addr, StreamMaxLength: 1 << 20, Retries: 3, RetryDelay: time.Millisecond, ChunkSize: 512})
 	var calls atomic.Int32
-	_, err := c.Scan(t.Context(), body(noise(4, 64<<10), &calls))
+	_, err := c.Scan(t.Context(), body(noise(4, 200<<10), &calls))
 	if !errors.Is(err, clamav.ErrSizeLimit) || !errors.Is(err, clamav.ErrUnavailable) {
 		t.Fatalf("err = %v, want ErrSizeLimit and ErrUnavailable", err)
 	}
 	if !strings.Contains(err.Error(), "size limit exceeded") {
 		t.Errorf("err %q does not quote clamd's reply", err)
 	}
-	if calls.Load() != 1 {
-		t.Errorf("%d attempts, want 1 (a configuration mismatch is not retried)", calls.Load())
+	if calls.Load() != 5 || c.StreamLength() != clamav.MinStreamLength { // 1 MiB down to 64 KiB, then no retries
+		t.Errorf("%d attempts, stream length %d; want 5 and %d", calls.Load(), c.StreamLength(), clamav.MinStreamLength)
 	}
 }
 

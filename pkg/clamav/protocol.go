@@ -123,11 +123,12 @@ func (c *Client) scanOnce(ctx context.Context, open func() (io.ReadCloser, error
 	return res, nil
 }
 
-// stream sends up to maxLen bytes of body as length-prefixed chunks and the
+// stream sends up to the client's limit of body as length-prefixed chunks and the
 // terminating empty chunk. Body read errors come back as *localError.
 func (c *Client) stream(w io.Writer, body io.Reader) (sent int64, truncated bool, err error) {
 	buf := make([]byte, 4+c.chunk)
-	head := io.LimitReader(body, c.maxLen)
+	limit := c.limit.Load()
+	head := io.LimitReader(body, limit)
 	for {
 		n, rerr := io.ReadFull(head, buf[4:])
 		if n > 0 {
@@ -144,7 +145,7 @@ func (c *Client) stream(w io.Writer, body io.Reader) (sent int64, truncated bool
 			return sent, false, &localError{fmt.Errorf("clamav scan: read body at byte %d: %w", sent, rerr)}
 		}
 	}
-	if sent == c.maxLen {
+	if sent == limit {
 		var one [1]byte
 		n, rerr := io.ReadFull(body, one[:])
 		if rerr != nil && !errors.Is(rerr, io.EOF) {

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/trawler-crawl/trawler/pkg/messages"
 )
@@ -62,10 +65,27 @@ const logTimeLayout = "2006-01-02T15:04:05.000Z"
 // format (UriProcessingFormatter), including the trailing '\n'. It does not
 // allocate when dst has room.
 //
-// Line breaks inside a field would split the line, so they are replaced:
-// control characters and spaces in the URL and via columns are
-// percent-encoded, and CR/LF elsewhere become spaces. Heritrix never has them
-// in well-formed input, so golden lines are unaffected.
+// Heritrix writes every value as it is, so a value holding a space (clamd's
+// "stream: Eicar-Test-Signature FOUND", a source tag typed with spaces) or
+// a line break adds columns or splits the line. Trawler keeps every line at
+// its fixed columns instead (the field rules in the package comment):
+//
+//   - In the URL, hop path, via, MIME type, digest, source tag and each
+//     annotation, a space, a control character (below 0x20) or DEL is
+//     written %XX (upper-case hex), as the WARC metadata record writes
+//     outlinks; so is each UTF-8 byte of a non-ASCII space or control
+//     character (U+0085, U+00A0, U+2028 ...), at which Go's strings.Fields
+//     and Python's str.split also split. An annotation's ',' is written
+//     %2C, since the column is the annotations joined by ','.
+//   - Empty values print "-"; empty and repeated annotations are left out
+//     (Heritrix keeps annotations in a set); none at all prints "-".
+//   - The extra-info JSON is written without white space between tokens and
+//     with spaces and control characters inside strings as \uXXXX escapes,
+//     so it is one column and still the same JSON value.
+//
+// Values from a well-formed crawl hold none of these bytes, so such lines
+// are Heritrix's byte for byte. '%' itself is not escaped: the URL's own
+// escapes stay as they are, and the crawled event keeps the original text.
 func AppendLine(dst []byte, e Entry) []byte {
 	dst = e.Logged.UTC().AppendFormat(dst, logTimeLayout)
 	dst = append(dst, ' ')
@@ -73,36 +93,37 @@ func AppendLine(dst []byte, e Entry) []byte {
 	dst = append(dst, ' ')
 	dst = appendSize(dst, e)
 	dst = append(dst, ' ')
-	dst = appendURL(dst, e.URL)
+	dst = appendField(dst, e.URL, noComma)
 	dst = append(dst, ' ')
-	dst = appendText(dst, orNA(e.HopPath))
+	dst = appendField(dst, e.HopPath, noComma)
 	dst = append(dst, ' ')
-	dst = appendURL(dst, orNA(e.Via))
+	dst = appendField(dst, e.Via, noComma)
 	dst = append(dst, ' ')
-	dst = append(dst, TruncateMIME(e.MIME)...)
+	dst = appendField(dst, TruncateMIME(e.MIME), noComma)
 	dst = append(dst, " #"...)
 	dst = appendThread(dst, e.Thread)
 	dst = append(dst, ' ')
 	dst = appendStartPlusDuration(dst, e.FetchStart, e.Duration)
 	dst = append(dst, ' ')
-	dst = appendText(dst, orNA(e.Digest))
+	dst = appendField(dst, e.Digest, noComma)
 	dst = append(dst, ' ')
-	dst = appendText(dst, orNA(e.Source))
+	dst = appendField(dst, e.Source, noComma)
 	dst = append(dst, ' ')
 	dst = appendAnnotations(dst, e.Annotations)
 	if len(e.Extra) > 0 {
 		dst = append(dst, ' ')
-		dst = appendText(dst, e.Extra)
+		dst = appendJSON(dst, e.Extra)
 	}
 	return append(dst, '\n')
 }
 
-func orNA(s string) string {
-	if s == "" {
-		return na
-	}
-	return s
-}
+// escapeComma selects whether appendField also escapes ','.
+type escapeComma bool
+
+const (
+	noComma   escapeComma = false
+	withComma escapeComma = true
+)
 
 // appendPadded right-aligns digits in a field of width w with pad, as
 // ArchiveUtils.padTo does (never truncating).
@@ -146,44 +167,125 @@ func appendStartPlusDuration(dst []byte, start time.Time, d time.Duration) []byt
 	return strconv.AppendInt(dst, max(d.Milliseconds(), 0), 10)
 }
 
+// appendAnnotations joins the non-empty, distinct annotations with ','.
+// Repeats are found by comparing with the earlier ones: lists are short,
+// and this keeps AppendLine free of allocations.
 func appendAnnotations(dst []byte, anns []string) []byte {
-	if len(anns) == 0 {
-		return append(dst, na...)
-	}
+	n := 0
 	for i, a := range anns {
-		if i > 0 {
+		if a == "" || slices.Contains(anns[:i], a) {
+			continue
+		}
+		if n > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendText(dst, a)
+		dst = appendField(dst, a, withComma)
+		n++
+	}
+	if n == 0 {
+		return append(dst, na...)
 	}
 	return dst
 }
 
-// appendText copies s, turning CR and LF into spaces so a line stays a line.
-func appendText[T string | []byte](dst []byte, s T) []byte {
-	for i := 0; i < len(s); i++ {
+const hexDigits = "0123456789ABCDEF"
+
+// mustEscape reports whether the ASCII byte c would break the line's
+// columns: a space, a control character or DEL (and ',' inside an
+// annotation).
+func mustEscape(c byte, comma escapeComma) bool {
+	return c <= ' ' || c == 0x7f || (c == ',' && bool(comma))
+}
+
+// breaksColumns reports whether a non-ASCII rune is one that line and
+// field splitters treat as white space or a line end.
+func breaksColumns(r rune) bool {
+	return unicode.IsSpace(r) || unicode.IsControl(r) || r == '\u2028' || r == '\u2029'
+}
+
+// appendField copies one column's value, "-" when it is empty, writing
+// each byte of what would break the columns as %XX.
+func appendField(dst []byte, s string, comma escapeComma) []byte {
+	if s == "" {
+		return append(dst, na...)
+	}
+	for i := 0; i < len(s); {
 		c := s[i]
-		if c == '\n' || c == '\r' {
-			c = ' '
+		if c < utf8.RuneSelf {
+			if mustEscape(c, comma) {
+				dst = append(dst, '%', hexDigits[c>>4], hexDigits[c&0xf])
+			} else {
+				dst = append(dst, c)
+			}
+			i++
+			continue
 		}
-		dst = append(dst, c)
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if !breaksColumns(r) {
+			dst = append(dst, s[i:i+n]...)
+			i += n
+			continue
+		}
+		for end := i + n; i < end; i++ {
+			dst = append(dst, '%', hexDigits[s[i]>>4], hexDigits[s[i]&0xf])
+		}
 	}
 	return dst
 }
 
-// appendURL copies a URI, percent-encoding spaces and control characters,
-// which a well-formed URI never holds but which would break the columns.
-func appendURL(dst []byte, s string) []byte {
-	const hex = "0123456789ABCDEF"
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= ' ' || c == 0x7f {
-			dst = append(dst, '%', hex[c>>4], hex[c&0xf])
+// appendJSON copies a JSON value as one column: white space between tokens
+// is dropped, and inside strings spaces and control characters (ASCII or
+// not) become \uXXXX escapes, which any JSON reader decodes to the same
+// text. Input that is not JSON is still kept to one column by these rules.
+func appendJSON(dst, js []byte) []byte {
+	inString, escaped := false, false
+	for i := 0; i < len(js); {
+		c := js[i]
+		if c >= utf8.RuneSelf {
+			r, n := utf8.DecodeRune(js[i:])
+			if breaksColumns(r) {
+				dst = appendUnicodeEscape(dst, r, !escaped)
+			} else {
+				dst = append(dst, js[i:i+n]...)
+			}
+			escaped = false
+			i += n
+			continue
+		}
+		i++
+		switch {
+		case !inString:
+			if c <= ' ' || c == 0x7f {
+				continue
+			}
+			inString = c == '"'
+		case escaped:
+			escaped = false
+			if c <= ' ' || c == 0x7f { // a backslash before raw white space
+				dst = appendUnicodeEscape(dst, rune(c), false)
+				continue
+			}
+		case c == '\\':
+			escaped = true
+		case c == '"':
+			inString = false
+		case c <= ' ' || c == 0x7f:
+			dst = appendUnicodeEscape(dst, rune(c), true)
 			continue
 		}
 		dst = append(dst, c)
 	}
 	return dst
+}
+
+// appendUnicodeEscape writes r (a rune of the Basic Multilingual Plane,
+// as every rune breaksColumns names is) as JSON's uXXXX, with the leading
+// backslash unless one was already written.
+func appendUnicodeEscape(dst []byte, r rune, backslash bool) []byte {
+	if backslash {
+		dst = append(dst, '\\')
+	}
+	return append(dst, 'u', hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
 }
 
 // TruncateMIME reduces a content type as Heritrix's MimetypeUtils.truncate

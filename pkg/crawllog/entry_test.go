@@ -8,12 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/trawler-crawl/trawler/pkg/messages"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // goldenEntries decodes testdata/events.jsonl into entries.
 func goldenEntries(t testing.TB) []Entry {
@@ -109,7 +105,7 @@ func TestAppendLineEdges(t *testing.T) {
 			e.URL, e.Via = "http://a.example/a b\n", "http://v.example/\r"
 			e.Source, e.Annotations = "tag\nx", []string{"a\r\nb", "c"}
 			e.Extra = []byte("{\n\"k\": 1\n}")
-		}, "2024-01-02T03:04:05.006Z     0          - http://a.example/a%20b%0A - http://v.example/%0D no-type #000 - - tag x a  b,c { \"k\": 1 }\n"},
+		}, "2024-01-02T03:04:05.006Z     0          - http://a.example/a%20b%0A - http://v.example/%0D no-type #000 - - tag%0Ax a%0D%0Ab,c {\"k\":1}\n"},
 		{"MIME truncation", func(e *Entry) { e.MIME = "text/html,text/plain" },
 			"2024-01-02T03:04:05.006Z     0          - http://a.example/ - - text/html #000 - - - -\n"},
 	}

@@ -1,7 +1,6 @@
 package crawllog
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -12,18 +11,17 @@ import (
 	"time"
 )
 
-// ErrClosed is returned by Write and Flush after Close.
+// ErrClosed is returned by Write and Sync after Close.
 var ErrClosed = errors.New("crawl log closed")
 
 // DefaultName is the crawl log's file name when Options.Name is empty.
 const DefaultName = "crawl.log"
 
-// flushInterval bounds how long a written line may sit in memory: a crash
-// loses at most the lines of the last second (and at most bufferSize bytes).
-const (
-	flushInterval = time.Second
-	bufferSize    = 64 << 10
-)
+// syncInterval is how often lines written since the last sync are forced
+// to disk. Each line is in the file (the kernel's page cache) as soon as
+// Write returns, which a killed process cannot lose; the sync bounds what
+// a machine crash or power cut can.
+const syncInterval = time.Second
 
 // rotationLayout is the suffix of a rotated file: the rotation time.
 const rotationLayout = "20060102150405"
@@ -41,26 +39,28 @@ type Options struct {
 	// an entry has none), like Heritrix's logExtraInfo. When false, Extra is
 	// dropped.
 	Extra bool
-	// Logger receives rotation notices and background flush errors;
+	// Logger receives rotation notices and background sync errors;
 	// default discards.
 	Logger *slog.Logger
 }
 
 // Writer appends crawl.log lines to Dir/Name. It is safe for concurrent use.
-// Lines are buffered and flushed every second and on Close, so a crash loses
-// at most about a second of lines. At 00:00 UTC the file is renamed
-// Name.yyyyMMdd000000 (the rotation time) and a new one is started.
+// Each line goes to the file with one write(2) before Write returns, so a
+// killed process loses no line it was told to write; lines written are
+// synced to disk once a second, at rotation and on Close. At 00:00 UTC the
+// file is renamed Name.yyyyMMdd000000 (the rotation time) and a new one is
+// started.
 type Writer struct {
 	opts Options
 	path string
 
 	mu      sync.Mutex
 	file    *os.File
-	buf     *bufio.Writer
 	line    []byte
 	rotate  time.Time // next rotation instant
+	dirty   bool      // lines written since the last sync
 	closed  bool
-	lastErr error // last background flush error, reported once
+	lastErr error // last background sync error, reported once
 	// emptyExtra is what Heritrix prints for an empty extra-info object.
 	emptyExtra []byte
 
@@ -68,7 +68,7 @@ type Writer struct {
 	done chan struct{}
 }
 
-// Open opens (appending to) Dir/Name and starts the once-a-second flusher.
+// Open opens (appending to) Dir/Name and starts the once-a-second syncer.
 // A file left from an earlier UTC day, e.g. by a crash before midnight, is
 // rotated first, named for the midnight at which it should have been.
 func Open(o Options) (*Writer, error) {
@@ -102,7 +102,7 @@ func Open(o Options) (*Writer, error) {
 	if err := w.openFile(now); err != nil {
 		return nil, err
 	}
-	go w.flushLoop()
+	go w.syncLoop()
 	return w, nil
 }
 
@@ -144,7 +144,6 @@ func (w *Writer) openFile(now time.Time) error {
 		return err
 	}
 	w.file = f
-	w.buf = bufio.NewWriterSize(f, bufferSize)
 	w.rotate = nextMidnight(now)
 	return nil
 }
@@ -194,7 +193,9 @@ func (w *Writer) renameRotated(at time.Time) error {
 	return nil
 }
 
-// Write appends one line, rotating first when midnight UTC has passed.
+// Write appends one line with a single write(2) on the O_APPEND file,
+// rotating first when midnight UTC has passed. The line is in the file when
+// Write returns; it is on disk after the next sync.
 func (w *Writer) Write(e Entry) error {
 	if !w.opts.Extra {
 		e.Extra = nil
@@ -210,9 +211,12 @@ func (w *Writer) Write(e Entry) error {
 		return err
 	}
 	w.line = AppendLine(w.line[:0], e)
-	if _, err := w.buf.Write(w.line); err != nil {
+	// os.File.Write loops until the whole line is written; a line is far
+	// below any limit of one write(2), so that is one system call.
+	if _, err := w.file.Write(w.line); err != nil {
 		return fmt.Errorf("write crawl log %s: %w", w.path, err)
 	}
+	w.dirty = true
 	return nil
 }
 
@@ -225,7 +229,9 @@ func (w *Writer) maybeRotate() error {
 	}
 	at := w.rotate
 	if err := w.closeFile(); err != nil {
-		return err
+		// The lines are in the file even if the sync failed; go on
+		// rotating rather than stop logging.
+		w.opts.Logger.Error("crawl log close at rotation", "err", err)
 	}
 	if err := w.renameRotated(at); err != nil {
 		// Keep logging to the old file rather than losing lines.
@@ -234,63 +240,80 @@ func (w *Writer) maybeRotate() error {
 	return w.openFile(now)
 }
 
+// closeFile syncs and closes the file. Callers hold mu.
 func (w *Writer) closeFile() error {
-	if err := w.buf.Flush(); err != nil {
-		return fmt.Errorf("flush crawl log %s: %w", w.path, err)
+	if err := w.file.Sync(); err != nil {
+		_ = w.file.Close()
+		return fmt.Errorf("sync crawl log %s: %w", w.path, err)
 	}
+	w.dirty = false
 	if err := w.file.Close(); err != nil {
 		return fmt.Errorf("close crawl log %s: %w", w.path, err)
 	}
 	return nil
 }
 
-// Flush writes buffered lines to the file (and rotates if it is due).
-func (w *Writer) Flush() error {
+// Sync forces the lines written so far to disk (and rotates if it is due).
+// Writers are not held up while the disk works: only the rotation check
+// runs under the lock.
+func (w *Writer) Sync() error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.closed {
+		w.mu.Unlock()
 		return ErrClosed
 	}
 	if err := w.maybeRotate(); err != nil {
+		w.mu.Unlock()
 		return err
 	}
-	if err := w.buf.Flush(); err != nil {
-		return fmt.Errorf("flush crawl log %s: %w", w.path, err)
+	f, dirty := w.file, w.dirty
+	w.dirty = false
+	w.mu.Unlock()
+	if !dirty {
+		return nil
+	}
+	// A rotation or Close may close f meanwhile; os.File keeps the
+	// descriptor open until this call returns, and closeFile syncs anyway.
+	if err := f.Sync(); err != nil && !errors.Is(err, os.ErrClosed) {
+		w.mu.Lock()
+		w.dirty = true // try again next time
+		w.mu.Unlock()
+		return fmt.Errorf("sync crawl log %s: %w", w.path, err)
 	}
 	return nil
 }
 
-// flushLoop flushes once a second so an idle log is still on disk and
-// rotates at midnight even when no line arrives.
-func (w *Writer) flushLoop() {
+// syncLoop syncs once a second and rotates at midnight even when no line
+// arrives.
+func (w *Writer) syncLoop() {
 	defer close(w.done)
-	t := time.NewTicker(flushInterval)
+	t := time.NewTicker(syncInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-w.stop:
 			return
 		case <-t.C:
-			if err := w.Flush(); err != nil && !errors.Is(err, ErrClosed) {
-				w.logFlushError(err)
+			if err := w.Sync(); err != nil && !errors.Is(err, ErrClosed) {
+				w.logSyncError(err)
 			}
 		}
 	}
 }
 
-// logFlushError logs a background failure once per distinct error, so a
+// logSyncError logs a background failure once per distinct error, so a
 // full disk does not flood the log every second.
-func (w *Writer) logFlushError(err error) {
+func (w *Writer) logSyncError(err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.lastErr != nil && w.lastErr.Error() == err.Error() {
 		return
 	}
 	w.lastErr = err
-	w.opts.Logger.Error("crawl log flush failed", "err", err)
+	w.opts.Logger.Error("crawl log sync failed", "err", err)
 }
 
-// Close stops the flusher, flushes and closes the file. Calling it again
+// Close stops the syncer, syncs and closes the file. Calling it again
 // returns nil.
 func (w *Writer) Close() error {
 	w.mu.Lock()

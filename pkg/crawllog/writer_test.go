@@ -1,14 +1,21 @@
 package crawllog
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // clock is a settable time source safe to read from the flusher goroutine.
@@ -76,11 +83,11 @@ func TestRotationAtMidnight(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Two days later with no writes: Flush alone rotates again.
-	if err := w.Flush(); err != nil {
+	if err := w.Sync(); err != nil {
 		t.Fatal(err)
 	}
 	clk.set(time.Date(2024, 1, 20, 8, 0, 0, 0, time.UTC))
-	if err := w.Flush(); err != nil {
+	if err := w.Sync(); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
@@ -198,23 +205,110 @@ func TestConcurrentWrites(t *testing.T) {
 	}
 }
 
-func TestBackgroundFlush(t *testing.T) {
+// A line is in the file when Write returns, with no Sync or Close: what
+// a killed process leaves in the page cache is whole.
+func TestLineInFileWhenWriteReturns(t *testing.T) {
 	dir := t.TempDir()
 	w := openTest(t, Options{Dir: dir})
-	e := entryAt(time.Now(), "http://a.example/flushed")
-	if err := w.Write(e); err != nil {
+	var want string
+	for i := range 3 {
+		e := entryAt(time.Now(), fmt.Sprintf("http://a.example/%d", i))
+		if err := w.Write(e); err != nil {
+			t.Fatal(err)
+		}
+		want += string(AppendLine(nil, e))
+		if got := readFile(t, filepath.Join(dir, DefaultName)); got != want {
+			t.Fatalf("after write %d the file holds %q, want %q", i, got, want)
+		}
+	}
+}
+
+// killChildEnv makes the test binary a child that writes lines until it is
+// killed, reporting on stdout how many Write calls have returned.
+const killChildEnv = "TRAWLER_CRAWLLOG_KILL_CHILD"
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(killChildEnv); dir != "" {
+		os.Exit(writeUntilKilled(dir))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+func writeUntilKilled(dir string) int {
+	w, err := Open(Options{Dir: dir})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	for i := 0; ; i++ {
+		if err := w.Write(entryAt(time.Now(), fmt.Sprintf("http://a.example/%d", i))); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		if i%50 == 0 {
+			fmt.Printf("%d\n", i+1) // os.Stdout is unbuffered
+		}
+	}
+}
+
+// A process killed with SIGKILL while logging leaves every line whose Write
+// returned, each whole: nothing waits in a user-space buffer.
+func TestKilledWriterLosesNoLine(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), killChildEnv+"="+dir)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
 		t.Fatal(err)
 	}
-	want := string(AppendLine(nil, e))
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if b, _ := os.ReadFile(filepath.Join(dir, DefaultName)); string(b) == want {
-			return
-		}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	sc := bufio.NewScanner(out)
+	returned := 0
+	deadline := time.Now().Add(time.Minute)
+	for returned < 2000 && sc.Scan() {
 		if time.Now().After(deadline) {
-			t.Fatal("line not flushed to disk within 5s without Flush")
+			t.Fatal("child too slow")
 		}
-		time.Sleep(20 * time.Millisecond)
+		returned, _ = strconv.Atoi(sc.Text())
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	got := readFile(t, filepath.Join(dir, DefaultName))
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	if !strings.HasSuffix(got, "\n") || len(lines) < returned {
+		t.Fatalf("file has %d lines (ends with newline: %v), but %d writes had returned", len(lines), strings.HasSuffix(got, "\n"), returned)
+	}
+	for i, l := range lines {
+		if want := fmt.Sprintf(" http://a.example/%d ", i); !strings.Contains(l, want) || len(strings.Fields(l)) != 12 {
+			t.Fatalf("line %d = %q, want a whole line for %s", i+1, l, want)
+		}
+	}
+	t.Logf("killed after %d writes had returned; %d lines in the file", returned, len(lines))
+}
+
+// BenchmarkWriterWrite is the cost of one line: formatting plus one
+// write(2) to the page cache.
+func BenchmarkWriterWrite(b *testing.B) {
+	w, err := Open(Options{Dir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	es := goldenEntries(b)
+	for i := range es {
+		es[i].Logged = time.Now() // no rotation during the run
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if err := w.Write(es[i%len(es)]); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
@@ -229,7 +323,7 @@ func TestClosedAndBadOptions(t *testing.T) {
 	if err := w.Write(Entry{}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Write after Close = %v, want ErrClosed", err)
 	}
-	if err := w.Flush(); !errors.Is(err, ErrClosed) {
+	if err := w.Sync(); !errors.Is(err, ErrClosed) {
 		t.Errorf("Flush after Close = %v, want ErrClosed", err)
 	}
 	file := filepath.Join(t.TempDir(), "file")

@@ -67,7 +67,14 @@ func (r *Resolver) lookupDNS(ctx context.Context, name string) (*Answer, error) 
 	if len(v6.recs) > 0 {
 		ttl = min(ttl, v6.ttl)
 	}
-	return r.answer(name, fetched, addrs, time.Duration(ttl)*time.Second, server.Addr().String(), buildRecord(fetched, recs)), nil
+	return r.answer(name, fetched, addrs, time.Duration(ttl)*time.Second, serverIP(server), buildRecord(fetched, recs)), nil
+}
+
+// serverIP is Answer.Server for the name server that answered. A
+// link-local server's zone (fe80::1%eth0) is left out: it names an
+// interface of this machine, and WARC-IP-Address must be a plain IP.
+func serverIP(server netip.AddrPort) string {
+	return server.Addr().WithZone("").String()
 }
 
 // failure explains why neither query gave a usable address. NXDOMAIN or a
@@ -105,7 +112,9 @@ func usableAddrs(recs []addrRecord) []netip.Addr {
 
 // lookupStatic asks the Static Lookuper and dresses its answer as a DNS
 // one: TTL = MinValidity, records synthesised in the same text form so the
-// demo's WARCs carry dns: records like a real crawl's.
+// demo's WARCs carry dns: records like a real crawl's. Server stays empty,
+// so the dns: record has no WARC-IP-Address: no name server was asked, and
+// a loopback address there would name a server that does not exist.
 func (r *Resolver) lookupStatic(ctx context.Context, name string) (*Answer, error) {
 	fetched := r.now()
 	ipas, err := r.static.LookupIPAddr(ctx, name)

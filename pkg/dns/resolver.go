@@ -95,8 +95,34 @@ type Resolver struct {
 	metrics     *metrics
 
 	mu      sync.Mutex
-	cache   *lru.Cache[string, *Answer]
+	cache   *lru.Cache[string, *lookupResult]
 	flights map[string]*flight
+}
+
+// lookupResult is one lookup's outcome together with whether a caller of
+// Resolve has taken it to record (its dns: capture). It is shared by the
+// cache and the lookup's flight; recorded is guarded by Resolver.mu.
+//
+// The flag, rather than "whoever performed the lookup records it", is what
+// keeps a lookup made through LookupIPAddr (the scope's GeoIP rule
+// resolving a host before any URI of it is fetched, the fetcher's dial)
+// from using up the answer's one dns: capture: the first Resolve after it
+// records it, as Heritrix's FetchDNS records the lookup its prerequisite
+// makes however often the host was resolved for scoping.
+type lookupResult struct {
+	ans      *Answer
+	err      error
+	recorded bool
+}
+
+// take reports whether the caller is the first to take res to record.
+// r.mu must be held.
+func (res *lookupResult) take(record bool) bool {
+	if !record || res.recorded {
+		return false
+	}
+	res.recorded = true
+	return true
 }
 
 // flight is a lookup in progress, shared by every caller asking for the
@@ -104,8 +130,7 @@ type Resolver struct {
 type flight struct {
 	done    chan struct{}
 	waiters int // callers waiting besides the one looking up (for tests)
-	ans     *Answer
-	err     error
+	res     *lookupResult
 	// abandoned: the caller performing the lookup had its context end, so
 	// the outcome says nothing about the host and waiters try again.
 	abandoned bool
@@ -125,7 +150,7 @@ func New(o Options) (*Resolver, error) {
 		attempts:    cmp.Or(o.Attempts, DefaultAttempts),
 		now:         o.Now,
 		log:         o.Logger,
-		cache:       lru.New[string, *Answer](cmp.Or(o.MaxEntries, DefaultMaxEntries)),
+		cache:       lru.New[string, *lookupResult](cmp.Or(o.MaxEntries, DefaultMaxEntries)),
 		flights:     make(map[string]*flight),
 	}
 	if r.now == nil {
@@ -181,30 +206,38 @@ func (r *Resolver) loadServers(o Options) ([]netip.AddrPort, error) {
 }
 
 // Resolve returns the cached answer, or looks the host up. fresh is true for
-// exactly one caller per actual lookup (concurrent callers share the lookup,
-// the others get fresh=false); that caller records the dns: capture, status
-// 1 with Answer.Record on success, -1 when err is a *LookupError. A literal
-// IP host returns an Answer with that address, fresh=false, no lookup.
-// Failures are not cached beyond the shared lookup: the frontier's retry
-// delay spaces the retries. Errors are *LookupError, except that when ctx
-// ends first the error wraps ctx.Err() and fresh is false (nothing was
+// exactly one caller of Resolve per actual lookup (concurrent callers share
+// the lookup, the others get fresh=false), including a lookup that
+// LookupIPAddr made and cached: that caller records the dns: capture,
+// status 1 with Answer.Record on success, -1 when err is a *LookupError. A
+// literal IP host returns an Answer with that address, fresh=false, no
+// lookup. Failures are not cached beyond the shared lookup: the frontier's
+// retry delay spaces the retries. Errors are *LookupError, except that when
+// ctx ends first the error wraps ctx.Err() and fresh is false (nothing was
 // learnt about the host; another caller waiting for the same lookup then
 // performs it).
 func (r *Resolver) Resolve(ctx context.Context, host string) (ans *Answer, fresh bool, err error) {
+	return r.resolve(ctx, host, true)
+}
+
+// resolve is Resolve; record says whether the caller records the lookup
+// (takes fresh), which only Resolve's callers do.
+func (r *Resolver) resolve(ctx context.Context, host string, record bool) (ans *Answer, fresh bool, err error) {
 	key := strings.ToLower(strings.TrimSuffix(host, "."))
 	if ip, ok := literalIP(key); ok {
 		return &Answer{Host: key, Addrs: []netip.Addr{ip}, Fetched: r.now()}, false, nil
 	}
 	if err := checkHostName(key); err != nil {
 		r.metrics.lookups.WithLabelValues(resultNotFound).Inc()
-		return nil, true, &LookupError{Host: key, NotFound: true, Err: err}
+		return nil, record, &LookupError{Host: key, NotFound: true, Err: err}
 	}
 	for {
 		r.mu.Lock()
 		if cached, ok := r.cache.Get(key, r.now()); ok {
+			fresh := cached.take(record)
 			r.mu.Unlock()
 			r.metrics.cacheHits.Inc()
-			return cached, false, nil
+			return cached.ans, fresh, nil
 		}
 		if f := r.flights[key]; f != nil {
 			f.waiters++
@@ -217,38 +250,43 @@ func (r *Resolver) Resolve(ctx context.Context, host string) (ans *Answer, fresh
 			if f.abandoned {
 				continue
 			}
-			return f.ans, false, f.err
+			r.mu.Lock()
+			fresh := f.res.take(record)
+			r.mu.Unlock()
+			return f.res.ans, fresh, f.res.err
 		}
 		f := &flight{done: make(chan struct{})}
 		r.flights[key] = f
 		r.mu.Unlock()
-		return r.lead(ctx, key, f)
+		return r.lead(ctx, key, f, record)
 	}
 }
 
 // lead performs the lookup for f and hands the outcome to its waiters.
-func (r *Resolver) lead(ctx context.Context, key string, f *flight) (*Answer, bool, error) {
+func (r *Resolver) lead(ctx context.Context, key string, f *flight, record bool) (*Answer, bool, error) {
 	ans, err := r.lookup(ctx, key)
 	r.mu.Lock()
 	delete(r.flights, key)
-	f.ans, f.err = ans, err
+	f.res = &lookupResult{ans: ans, err: err, recorded: record}
 	f.abandoned = err != nil && ctx.Err() != nil
 	if err == nil {
-		r.cache.Put(key, ans, ans.Expires)
+		r.cache.Put(key, f.res, ans.Expires)
 	}
 	r.mu.Unlock()
 	close(f.done)
 	if f.abandoned {
 		return nil, false, fmt.Errorf("resolve %s: %w", key, ctx.Err())
 	}
-	return ans, true, err
+	return ans, record, err
 }
 
-// LookupIPAddr satisfies pkg/fetch.Resolver through the same cache. Fresh
-// lookups made here are NOT recorded, so the worker always calls Resolve
-// first. Failures are *net.DNSError with IsNotFound or IsTemporary set.
+// LookupIPAddr satisfies pkg/fetch.Resolver (and, through the worker, the
+// scope's GeoIP rule) through the same cache. It never records: a lookup
+// it makes is left for the next Resolve to record, so the worker calls
+// Resolve before each fetch. Failures are *net.DNSError with IsNotFound or
+// IsTemporary set.
 func (r *Resolver) LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error) {
-	ans, _, err := r.Resolve(ctx, host)
+	ans, _, err := r.resolve(ctx, host, false)
 	if err != nil {
 		return nil, toNetError(host, err)
 	}

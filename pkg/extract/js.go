@@ -20,9 +20,10 @@ const maxJSBackslashes = 8
 // JS extracts speculative links (hop X, context "=JS_MISC") from a
 // JavaScript (or JSON) document streamed from r, as Heritrix's ExtractorJS
 // does: every quoted string that looks very much like a URL or path is
-// resolved against base. Heritrix resolves strings of a script file
-// against the page that included it (the via), because script paths are
-// relative to the document, so the worker may pass that as base.
+// resolved against base, except the identifiers and names plausibleGuess
+// tells from links. Heritrix resolves strings of a script file against
+// the page that included it (the via), because script paths are relative
+// to the document, so the worker passes that as base.
 // Extraction stops silently at MaxBytes or MaxLinks; the only error is a
 // failed read of r.
 func JS(r io.Reader, base string, o Options) ([]Link, error) {
@@ -37,7 +38,8 @@ func JS(r io.Reader, base string, o Options) ([]Link, error) {
 }
 
 // scanJS calls emit for every string literal of s that passes the URL
-// heuristics, in order, until emit returns false.
+// heuristics (Heritrix's, then plausibleGuess), in order, until emit
+// returns false.
 func scanJS(s, base string, emit func(string) bool) {
 	// Scripts repeat their strings; a literal already judged against this
 	// base gives nothing new, whatever the verdict was.
@@ -50,7 +52,7 @@ func scanJS(s, base string, emit func(string) bool) {
 			seen[lit] = struct{}{}
 		}
 		ref, ok := jsCandidate(lit, base)
-		if !ok {
+		if !ok || !plausibleGuess(lit, ref) {
 			return true
 		}
 		return emit(ref)

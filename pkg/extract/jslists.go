@@ -56,3 +56,43 @@ func htmlTag(s string) bool {
 	}
 	return false
 }
+
+// webExtension reports whether ext (lower case, no dot) is the extension
+// of a file type web servers serve and pages link: documents, scripts,
+// styles, data, images, media, fonts and downloads. It is what tells a
+// relative path ("img/logo.png") from a dotted identifier ("os.path",
+// "config.debug") or a source file name ("index.rst") in a script.
+func webExtension(ext string) bool {
+	switch ext {
+	case
+		// Pages and server scripts.
+		"html", "htm", "xhtml", "shtml", "php", "asp", "aspx", "jsp", "jspx", "cfm", "cgi",
+		// Scripts, styles and data.
+		"js", "mjs", "css", "json", "jsonld", "xml", "rss", "atom", "rdf", "txt", "csv", "webmanifest", "wasm",
+		// Images.
+		"png", "jpg", "jpeg", "gif", "svg", "svgz", "webp", "avif", "ico", "bmp", "tif", "tiff",
+		// Audio, video, subtitles and streaming manifests.
+		"mp3", "mp4", "m4a", "m4v", "webm", "ogg", "oga", "ogv", "opus", "wav", "flac", "aac", "mov", "avi",
+		"wmv", "flv", "swf", "m3u8", "mpd", "vtt", "srt",
+		// Fonts.
+		"woff", "woff2", "ttf", "otf", "eot",
+		// Documents and downloads.
+		"pdf", "epub", "doc", "docx", "xls", "xlsx", "ppt", "pptx", "odt", "ods", "odp", "rtf",
+		"zip", "gz", "tgz", "tar", "bz2", "xz", "7z", "rar", "jar", "dmg", "exe", "msi":
+		return true
+	}
+	return false
+}
+
+// namespaceName reports whether hostPath (an absolute URL after "//") is
+// one of the XML namespace names every DOM library carries
+// (createElementNS): identifiers in URL form, never fetched by the
+// script.
+func namespaceName(hostPath string) bool {
+	switch hostPath {
+	case "www.w3.org/2000/svg", "www.w3.org/1999/xhtml", "www.w3.org/1999/xlink",
+		"www.w3.org/XML/1998/namespace", "www.w3.org/2000/xmlns/", "www.w3.org/1998/Math/MathML":
+		return true
+	}
+	return false
+}

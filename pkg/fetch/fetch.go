@@ -165,9 +165,18 @@ type Request struct {
 	// Method is "GET" (the default when empty), "HEAD" or "POST".
 	Method string
 	// Header holds extra request headers. Host, Connection, User-Agent,
-	// Content-Length and other hop-by-hop headers are owned by the fetcher
-	// and ignored here; so is Cookie when Jar is set.
+	// Content-Length, Accept-Encoding and other hop-by-hop headers are
+	// owned by the fetcher and ignored here; so is Cookie when Jar is set.
+	// A Referer here wins over Referer below.
 	Header http.Header
+	// Referer is sent as the Referer header when not empty (see
+	// RefererFor for what Heritrix sends).
+	Referer string
+	// AcceptCompression sends "Accept-Encoding: gzip,deflate", as
+	// Heritrix's acceptCompression does. The response is recorded as
+	// served, content-encoded, and PayloadDigest is over that entity (the
+	// WARC payload); only the caller decodes it, for extraction.
+	AcceptCompression bool
 	// Body is sent after the headers with a Content-Length, e.g. the form
 	// fields of a login POST. It is part of RequestBytes.
 	Body []byte
@@ -337,7 +346,7 @@ func (f *Fetcher) requestBytes(ctx context.Context, p fetchPlan, authz string) (
 		method: p.method, requestTarget: f.requestTarget(p.target), hostHeader: p.target.hostHeader,
 		userAgent: f.cfg.UserAgent, keepAlive: f.cfg.KeepAlive, header: p.req.Header,
 		dropCookie: p.req.Jar != nil, cookie: jarCookies(ctx, p.req.Jar, p.target.u),
-		authorization: authz, body: p.req.Body,
+		authorization: authz, referer: p.req.Referer, compression: p.req.AcceptCompression, body: p.req.Body,
 	})
 }
 

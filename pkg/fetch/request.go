@@ -124,10 +124,36 @@ func requestTarget(rawURL string, u *url.URL) string {
 }
 
 // hopHeaders are the request headers the fetcher owns; callers' values for
-// them are dropped so the connection behaves as configured.
+// them are dropped so the connection behaves as configured. Accept-Encoding
+// is the fetcher's too (Request.AcceptCompression): what is recorded
+// depends on it.
 var hopHeaders = []string{
-	"Connection", "Content-Length", "Host", "Keep-Alive", "Proxy-Authorization",
+	"Accept-Encoding", "Connection", "Content-Length", "Host", "Keep-Alive", "Proxy-Authorization",
 	"Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade", "User-Agent",
+}
+
+// acceptEncoding is what Heritrix's FetchHTTP sends with acceptCompression.
+const acceptEncoding = "gzip,deflate"
+
+// RefererFor returns the Referer to send for a URI found at via, as
+// Heritrix's FetchHTTPRequest decides it: none without a via, none when
+// the via is not an http(s) URI, and none from an https page to an http
+// URI (RFC 7231 section 5.5.2: a secure page's address is not sent over
+// plain HTTP). The caller leaves seeds and prerequisites without a via.
+func RefererFor(via, uri string) string {
+	vs, _, ok := strings.Cut(via, ":")
+	if !ok {
+		return ""
+	}
+	vs = strings.ToLower(vs)
+	if vs != "http" && vs != "https" {
+		return ""
+	}
+	us, _, _ := strings.Cut(uri, ":")
+	if vs == "https" && strings.EqualFold(us, "http") {
+		return ""
+	}
+	return via
 }
 
 // formContentType is sent with a POST body when the caller names no type:
@@ -145,6 +171,8 @@ type reqSpec struct {
 	dropCookie    bool        // the jar owns the Cookie header
 	cookie        string      // Cookie value from the jar, "" for none
 	authorization string      // answer to a 401 challenge, "" for none
+	referer       string      // "" for none; a caller's Referer header wins
+	compression   bool        // send Accept-Encoding
 	body          []byte
 }
 
@@ -170,6 +198,15 @@ func buildRequest(s reqSpec) ([]byte, error) {
 	}
 	if !seen["Accept"] {
 		fmt.Fprintf(&b, "Accept: %s\r\n", defaultAccept)
+	}
+	if s.compression {
+		fmt.Fprintf(&b, "Accept-Encoding: %s\r\n", acceptEncoding)
+	}
+	if s.referer != "" && !seen["Referer"] {
+		if !httpguts.ValidHeaderFieldValue(s.referer) {
+			return nil, fmt.Errorf("invalid Referer %q", s.referer)
+		}
+		fmt.Fprintf(&b, "Referer: %s\r\n", s.referer)
 	}
 	for _, h := range [...]struct{ name, value string }{{"Cookie", s.cookie}, {"Authorization", s.authorization}} {
 		if h.value == "" {

@@ -27,6 +27,11 @@ type Claim struct {
 	// Usage is what the URI's server, host and source had fetched when it
 	// was claimed, for Policy.OverQuota.
 	Usage Usages
+	// BackOffs counts the host's back-offs in a row (429, 503) when it
+	// was claimed, and BackOffUntil is when the last one ended, for
+	// Policy.DecideThrottle.
+	BackOffs     int
+	BackOffUntil time.Time
 
 	lease string
 	shard int
@@ -36,7 +41,7 @@ type Claim struct {
 func (c *Claim) Lease() string { return c.lease }
 
 // claimFields is the number of reply fields per claim (see claim.lua).
-const claimFields = 15
+const claimFields = 17
 
 // Idle is the wait Claim reports when no host has anything queued.
 const Idle = time.Duration(-1)
@@ -105,6 +110,9 @@ func (f *Frontier) parseClaims(ctx context.Context, shard int, reply any) ([]*Cl
 			Host:   Usage{toInt(v[7]), toInt(v[8]), toInt(v[9]), toInt(v[10])},
 			Source: Usage{toInt(v[11]), toInt(v[12]), toInt(v[13]), toInt(v[14])},
 		}
+		if c.BackOffs = int(toInt(v[15])); c.BackOffs > 0 {
+			c.BackOffUntil = time.UnixMilli(toInt(v[16]))
+		}
 		out = append(out, c)
 	}
 	return out, next
@@ -151,6 +159,10 @@ type Outcome struct {
 	// NotFetched: the host was not contacted (quota, blocked), so no
 	// politeness delay follows.
 	NotFetched bool
+	// Revisit marks a URI written as a revisit (duplicate:digest,
+	// server-not-modified): it does not count as novel for maxNovelUrls
+	// and maxNovelBytes.
+	Revisit bool
 	// CrawlDelay is the host's robots.txt Crawl-delay when
 	// CrawlDelayKnown; otherwise the delay stored for the host applies.
 	CrawlDelay      time.Duration
@@ -159,7 +171,9 @@ type Outcome struct {
 	Policy Policy
 	// Decision, when set, is used instead of Policy.Decide: a failed
 	// prerequisite (DNS, robots.txt) retries like a fetch failure but
-	// finishes with its own status (-6, -61) rather than -8.
+	// finishes with its own status (-6, -61) rather than -8; a deferral or
+	// a back-off with the server's Retry-After. Without it a 429 or 503
+	// gets Policy.DecideThrottle with no Retry-After.
 	Decision *Decision
 }
 
@@ -206,7 +220,7 @@ func (f *Frontier) settle(ctx context.Context, outs []Outcome, release bool) ([]
 	for j, s := range order {
 		args := []any{now, f.mode}
 		for _, i := range byShard[s] {
-			args = append(args, outcomeArgs(outs[i], release)...)
+			args = append(args, outcomeArgs(outs[i], release, f.now())...)
 		}
 		calls[j] = call{shard: s, args: args}
 	}
@@ -226,17 +240,27 @@ func (f *Frontier) settle(ctx context.Context, outs []Outcome, release bool) ([]
 	return res, nil
 }
 
-func outcomeArgs(o Outcome, release bool) []any {
+func outcomeArgs(o Outcome, release bool, now time.Time) []any {
 	if release {
-		return []any{o.Claim.lease, "u", 0, 0, 0, -1, 0, 0, 1}
+		return []any{o.Claim.lease, "u", 0, 0, 0, -1, 0, 0, 1, ""}
 	}
-	d := o.Policy.Decide(o.Status, o.Claim.Retries)
-	if o.Decision != nil {
+	var d Decision
+	switch {
+	case o.Decision != nil:
 		d = *o.Decision
+	case Throttled(o.Status) && !o.NotFetched:
+		d = o.Policy.DecideThrottle(o.Claim, o.Status, 0, now)
+	default:
+		d = o.Policy.Decide(o.Status, o.Claim.Retries)
 	}
 	kind := "f"
-	if d.Retry {
+	switch {
+	case d.Retry && d.Defer:
+		kind = "d"
+	case d.Retry:
 		kind = "r"
+	case o.Revisit:
+		kind = "v" // finished, not novel (settle.lua)
 	}
 	pol := o.Policy.Politeness
 	delay, cd, cdCap := baseDelay(pol, o.Duration, o.Bytes, o.Policy.Frontier.MaxPerHostBandwidthUsageKbSec), int64(-1), crawlDelayCap(pol)
@@ -248,7 +272,7 @@ func outcomeArgs(o Outcome, release bool) []any {
 	}
 	retry := time.Duration(o.Policy.Frontier.RetryDelaySeconds) * time.Second
 	return []any{o.Claim.lease, kind, d.Status, max(o.Bytes, 0), delay.Milliseconds(), cd, cdCap.Milliseconds(),
-		retry.Milliseconds(), max(1, o.Policy.Frontier.ParallelQueues)}
+		retry.Milliseconds(), max(1, o.Policy.Frontier.ParallelQueues), backOffArg(d, pol)}
 }
 
 // Renew extends the leases of claims still being worked on, one script

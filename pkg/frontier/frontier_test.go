@@ -254,13 +254,23 @@ func TestRetries(t *testing.T) {
 		}
 		mustEqual(t, "queued", stats(t, f).Queued, 0)
 
-		admit(t, f, cand("h", "/503", "", true))
+		admit(t, f, cand("h", "/500", "", true))
 		cs := claim(t, f, 1)
 		ck.add(time.Hour)
+		if _, err := f.Complete(ctx, []Outcome{{Claim: cs[0], Status: 500, Policy: pol}}); err != nil {
+			t.Fatal(err)
+		}
+		mustEqual(t, "500 without retryServerErrors finishes", totals(t, f).ByStatus[500], 1)
+		// A 503 asks the crawl to slow down: the host backs off and the
+		// URI is deferred, not finished (backoff_test.go).
+		admit(t, f, cand("h", "/503", "", true))
+		ck.add(time.Hour)
+		cs = claim(t, f, 1)
 		if _, err := f.Complete(ctx, []Outcome{{Claim: cs[0], Status: 503, Policy: pol}}); err != nil {
 			t.Fatal(err)
 		}
-		mustEqual(t, "503 without retryServerErrors finishes", totals(t, f).ByStatus[503], 1)
+		mustEqual(t, "503 finishes", totals(t, f).ByStatus[503], 0)
+		mustEqual(t, "503 queued again", stats(t, f).Queued, 1)
 	})
 }
 

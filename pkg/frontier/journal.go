@@ -20,6 +20,8 @@ type Finished struct {
 	Bytes  int64
 	Source string
 	At     time.Time
+	// Revisit marks a revisit record (not novel).
+	Revisit bool
 }
 
 // Admission is one URI the inscope journal reports as admitted, and when.
@@ -131,7 +133,7 @@ func (f *Frontier) MarkFinished(ctx context.Context, evs []Finished) (marked, ma
 		if _, ok := args[s]; !ok {
 			order = append(order, s)
 		}
-		args[s] = append(args[s], host, hashID(key), e.At.Unix(), e.Status, max(e.Bytes, 0), sourceID(e.Source))
+		args[s] = append(args[s], host, hashID(key), e.At.Unix(), e.Status, max(e.Bytes, 0), sourceID(e.Source), flag(!e.Revisit))
 	}
 	if len(order) == 0 {
 		return 0, malformed, nil

@@ -12,12 +12,15 @@ type collector struct {
 	f                    *Frontier
 	queued, inflight     *prometheus.Desc
 	hosts, paused, error *prometheus.Desc
+	backingOff, backOffs *prometheus.Desc
 }
 
 // NewCollector returns a Prometheus collector of the frontier's Stats:
 // trawler_frontier_queued_uris, trawler_frontier_in_flight_uris,
-// trawler_frontier_hosts{state=ready|snoozed|busy|exhausted|paused|known}
-// and trawler_frontier_paused. Register it with the role's Registerer.
+// trawler_frontier_hosts{state=ready|snoozed|busy|exhausted|paused|known},
+// trawler_frontier_paused, trawler_frontier_backing_off_hosts and
+// trawler_frontier_backoffs_total{status}. Register it with the role's
+// Registerer.
 func NewCollector(f *Frontier) prometheus.Collector {
 	l := prometheus.Labels{"frontier": f.name}
 	return &collector{
@@ -27,11 +30,15 @@ func NewCollector(f *Frontier) prometheus.Collector {
 		hosts:    prometheus.NewDesc("trawler_frontier_hosts", "Hosts by queue state (Heritrix's ready, snoozed, in-process as busy, exhausted, retired as paused; known counts all).", []string{"state"}, l),
 		paused:   prometheus.NewDesc("trawler_frontier_paused", "1 when the whole frontier is paused.", nil, l),
 		error:    prometheus.NewDesc("trawler_frontier_stats_up", "1 when the last read of the frontier's state from Redis succeeded.", nil, l),
+		backingOff: prometheus.NewDesc("trawler_frontier_backing_off_hosts",
+			"Hosts waiting out a back-off that a 429 or 503 response asked for.", nil, l),
+		backOffs: prometheus.NewDesc("trawler_frontier_backoffs_total",
+			"Host back-offs of the crawl (all workers, all runs) by the HTTP status that asked for them.", []string{"status"}, l),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.queued, c.inflight, c.hosts, c.paused, c.error} {
+	for _, d := range []*prometheus.Desc{c.queued, c.inflight, c.hosts, c.paused, c.error, c.backingOff, c.backOffs} {
 		ch <- d
 	}
 }
@@ -58,4 +65,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		paused = 1
 	}
 	ch <- prometheus.MustNewConstMetric(c.paused, prometheus.GaugeValue, paused)
+	ch <- prometheus.MustNewConstMetric(c.backingOff, prometheus.GaugeValue, float64(st.BackingOffHosts))
+	ch <- prometheus.MustNewConstMetric(c.backOffs, prometheus.CounterValue, float64(st.BackOffs429), "429")
+	ch <- prometheus.MustNewConstMetric(c.backOffs, prometheus.CounterValue, float64(st.BackOffs503), "503")
 }

@@ -22,8 +22,20 @@ type Stats struct {
 	// queued or in flight; PausedHosts (Heritrix's retired queues) were
 	// paused by an operator.
 	Hosts, ReadyHosts, SnoozedHosts, BusyHosts, ExhaustedHosts, PausedHosts int64
+	// BackingOffHosts are hosts waiting out a back-off that a 429 or 503
+	// asked for (most are also snoozed; one may be busy meanwhile with a
+	// parallel queue).
+	BackingOffHosts int64
+	// BackOffs429 and BackOffs503 count the crawl's back-offs by the
+	// status that asked for them.
+	BackOffs429, BackOffs503 int64
 	// Paused is true when the whole frontier is paused.
 	Paused bool
+	// RetryHosts are snoozed hosts waiting for a retry delay (a failed
+	// fetch, DNS lookup or robots.txt), RetryURIs the URIs queued at
+	// them, and NextRetry when the first wait ends (zero: none waits).
+	RetryHosts, RetryURIs int64
+	NextRetry             time.Time
 }
 
 // Stats reads the counters of every shard in one round trip.
@@ -34,6 +46,8 @@ func (f *Frontier) Stats(ctx context.Context) (Stats, error) {
 		meta         *redis.MapStringStringCmd
 		ready, total *redis.IntCmd
 		paused       *redis.IntCmd
+		backingOff   *redis.IntCmd
+		backOffs     *redis.MapStringStringCmd
 	}
 	cmds := make([]shardCmds, len(f.prefixes))
 	for i, p := range f.prefixes {
@@ -42,6 +56,9 @@ func (f *Frontier) Stats(ctx context.Context) (Stats, error) {
 			ready:  pipe.ZCount(ctx, p+"ready", "-inf", now),
 			total:  pipe.ZCard(ctx, p+"ready"),
 			paused: pipe.Exists(ctx, p+"paused"),
+			// Back-offs that ended stay in the zset until the next one.
+			backingOff: pipe.ZCount(ctx, p+"backoff", "("+now, "+inf"),
+			backOffs:   pipe.HGetAll(ctx, p+"backoffs"),
 		}
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
@@ -60,6 +77,16 @@ func (f *Frontier) Stats(ctx context.Context) (Stats, error) {
 		st.ReadyHosts += c.ready.Val()
 		st.SnoozedHosts += c.total.Val() - c.ready.Val()
 		st.Paused = st.Paused || c.paused.Val() > 0
+		st.BackingOffHosts += c.backingOff.Val()
+		bo := c.backOffs.Val()
+		n429, _ := strconv.ParseInt(bo["429"], 10, 64)
+		n503, _ := strconv.ParseInt(bo["503"], 10, 64)
+		st.BackOffs429 += n429
+		st.BackOffs503 += n503
+	}
+	var err error
+	if st.RetryHosts, st.RetryURIs, st.NextRetry, err = f.retryStats(ctx, ms(f.now())); err != nil {
+		return Stats{}, err
 	}
 	return st, nil
 }
@@ -79,6 +106,12 @@ type HostInfo struct {
 	CrawlDelay time.Duration
 	// Server counts fetches of this host:port, HostName of the host name.
 	Server, HostName Usage
+	// BackOffs counts the host's back-offs in a row, asked for with status
+	// BackOffStatus (429, 503); BackOffUntil is when the last one ends
+	// (zero when the host is not backing off).
+	BackOffs      int
+	BackOffStatus int
+	BackOffUntil  time.Time
 }
 
 // Host returns the state of one host; an unknown host is an error.
@@ -104,6 +137,10 @@ func (f *Frontier) Host(ctx context.Context, host string) (HostInfo, error) {
 	}
 	if next := get(m, "next"); next > 0 {
 		info.NextFetch = time.UnixMilli(next)
+	}
+	if bo := get(m, "bo"); bo > 0 {
+		info.BackOffs, info.BackOffStatus = int(bo), int(get(m, "bs"))
+		info.BackOffUntil = time.UnixMilli(get(m, "bu"))
 	}
 	return info, nil
 }
@@ -171,7 +208,11 @@ type Totals struct {
 	Bytes      int64 // bytes on the wire
 	Downloaded int64 // finished with an HTTP response
 	Retries    int64 // attempts that ended in a retry
-	ByStatus   map[int]int64
+	// Novel and NovelBytes count the finished URIs with a response (or
+	// DNS record) that is not a revisit, and their recorded bytes:
+	// Heritrix's novelCount and novel, for maxNovelUrls/maxNovelBytes.
+	Novel, NovelBytes int64
+	ByStatus          map[int]int64
 }
 
 // Totals reads the counters of every shard.
@@ -195,6 +236,10 @@ func (f *Frontier) Totals(ctx context.Context) (Totals, error) {
 				t.Downloaded += n
 			case k == "retries":
 				t.Retries += n
+			case k == "novel":
+				t.Novel += n
+			case k == "novelBytes":
+				t.NovelBytes += n
 			case strings.HasPrefix(k, "status:"):
 				if code, err := strconv.Atoi(strings.TrimPrefix(k, "status:")); err == nil {
 					t.ByStatus[code] += n

@@ -98,6 +98,15 @@ type Decision struct {
 	Status int
 	// Attempts counts fetch attempts including this one.
 	Attempts int
+	// Defer (with Retry) puts the URI back at the head of its queue
+	// without charging a retry, after the politeness delay: Heritrix's
+	// S_DEFERRED (see backoff.go).
+	Defer bool
+	// Throttle is the status (429, 503) of a response asking the crawl to
+	// slow down: the host backs off. RetryAfter is the server's
+	// Retry-After, capped; 0 means the frontier's exponential back-off.
+	Throttle   int
+	RetryAfter time.Duration
 }
 
 // Annotation is Heritrix's "Nt" annotation (N fetch attempts), or "" for
@@ -185,16 +194,23 @@ const (
 	LimitDocuments = "maxDocumentsDownload"
 	LimitBytes     = "maxBytesDownload"
 	LimitTime      = "maxTimeSeconds"
+	LimitNovelURIs = "maxNovelUrls"
+	LimitNovelSize = "maxNovelBytes"
 )
 
-// LimitReached returns the crawl limit that the totals (and the time the
-// crawl has run) reached, or "" when none is; 0 limits are off.
+// LimitReached returns the crawl limit that the totals (and the time since
+// the crawl started) reached, or "" when none is; 0 limits are off. The
+// order is Heritrix's CrawlLimitEnforcer's.
 func LimitReached(l profile.Limits, t Totals, elapsed time.Duration) string {
 	switch {
 	case l.MaxBytesDownload > 0 && t.Bytes >= l.MaxBytesDownload:
 		return LimitBytes
+	case l.MaxNovelBytes > 0 && t.NovelBytes >= l.MaxNovelBytes:
+		return LimitNovelSize
 	case l.MaxDocumentsDownload > 0 && t.Downloaded >= l.MaxDocumentsDownload:
 		return LimitDocuments
+	case l.MaxNovelUrls > 0 && t.Novel >= l.MaxNovelUrls:
+		return LimitNovelURIs
 	case l.MaxTimeSeconds > 0 && elapsed >= time.Duration(l.MaxTimeSeconds)*time.Second:
 		return LimitTime
 	}

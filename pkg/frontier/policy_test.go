@@ -168,6 +168,13 @@ func TestLimitReached(t *testing.T) {
 		{profile.Limits{MaxBytesDownload: 100}, Totals{Bytes: 100}, 0, LimitBytes},
 		{profile.Limits{MaxTimeSeconds: 60}, Totals{}, 59 * time.Second, ""},
 		{profile.Limits{MaxTimeSeconds: 60}, Totals{}, time.Minute, LimitTime},
+		{profile.Limits{MaxNovelUrls: 5}, Totals{Downloaded: 50, Novel: 4}, 0, ""},
+		{profile.Limits{MaxNovelUrls: 5}, Totals{Downloaded: 50, Novel: 5}, 0, LimitNovelURIs},
+		{profile.Limits{MaxNovelBytes: 1000}, Totals{Bytes: 5000, NovelBytes: 999}, 0, ""},
+		{profile.Limits{MaxNovelBytes: 1000}, Totals{Bytes: 5000, NovelBytes: 1000}, 0, LimitNovelSize},
+		// Heritrix's order: bytes, novel bytes, documents, novel URLs, time.
+		{profile.Limits{MaxNovelUrls: 1, MaxNovelBytes: 1}, Totals{Novel: 1, NovelBytes: 1}, 0, LimitNovelSize},
+		{profile.Limits{MaxNovelUrls: 1, MaxDocumentsDownload: 1}, Totals{Downloaded: 1, Novel: 1}, 0, LimitDocuments},
 	}
 	for i, tc := range tests {
 		if got := LimitReached(tc.l, tc.t, tc.elapsed); got != tc.want {

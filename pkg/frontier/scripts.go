@@ -8,13 +8,16 @@ import (
 )
 
 // The Lua sources live in lua/. lib.lua is prepended to each script, and
-// settle.lua after it to those that end leases or count finished URIs:
+// backoff.lua and settle.lua after it to those that end leases or count
+// finished URIs:
 // all of it runs on every call, so each script gets only what it uses.
 var (
 	//go:embed lua/lib.lua
 	luaLib string
 	//go:embed lua/settle.lua
 	luaSettle string
+	//go:embed lua/backoff.lua
+	luaBackoff string
 	//go:embed lua/admit.lua
 	luaAdmit string
 	//go:embed lua/claim.lua
@@ -48,7 +51,7 @@ func newScripts() scripts {
 			"\nend\nlocal result = main()\nflush()\nreturn result\n")
 	}
 	return scripts{
-		admit: s(luaAdmit), claim: s(luaClaim), complete: s(luaComplete, luaSettle), reap: s(luaReap, luaSettle),
-		renew: s(luaRenew), pauseHost: s(luaPauseHost), journal: s(luaJournal, luaSettle), purge: s(luaPurge),
+		admit: s(luaAdmit), claim: s(luaClaim), complete: s(luaComplete, luaBackoff, luaSettle), reap: s(luaReap, luaBackoff, luaSettle),
+		renew: s(luaRenew), pauseHost: s(luaPauseHost), journal: s(luaJournal, luaBackoff, luaSettle), purge: s(luaPurge),
 	}
 }

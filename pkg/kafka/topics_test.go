@@ -11,6 +11,9 @@ import (
 const (
 	sevenDays  = "604800000"
 	thirtyDays = "2592000000"
+	// domainCrawlDays covers a domain crawl (about three months) and a
+	// month's margin, so a rebuild can reach back to the crawl's start.
+	domainCrawlDays = "10368000000"
 )
 
 func TestParseDefaultTopics(t *testing.T) {
@@ -28,8 +31,11 @@ func TestParseDefaultTopics(t *testing.T) {
 	for _, s := range specs {
 		names = append(names, s.Name)
 		retention := sevenDays
-		if strings.HasSuffix(s.Name, ".crawled") {
+		switch s.Name {
+		case "fc.crawled":
 			retention = thirtyDays
+		case "dc.tocrawl", "dc.inscope", "dc.crawled":
+			retention = domainCrawlDays
 		}
 		wantCfg := map[string]string{"cleanup.policy": "delete", "compression.type": "snappy", "retention.ms": retention}
 		if s.Partitions != 16 || s.ReplicationFactor != -1 || !mapsEqual(s.Configs, wantCfg) {

@@ -34,6 +34,13 @@ type Frontier struct {
 	// inherits is newer than its last crawl. 0 means only such a launch
 	// makes a crawled URI due again.
 	RecrawlIntervalSeconds int64 `yaml:"recrawlInterval"`
+	// KeepOutlinks stores each full capture's outlinks in the
+	// recently-crawled DB, so that a page found unchanged later (304 Not
+	// Modified) still leads to what it linked to: a relaunch then
+	// recrawls everything the first crawl reached. Heritrix follows
+	// nothing from a 304. A few hundred bytes per HTML page in Redis;
+	// pointless with the bloom seen filter, which admits a URI once.
+	KeepOutlinks bool `yaml:"keepOutlinks"`
 	// BloomExpectedURIs and BloomFalsePositiveRate size the Bloom filter.
 	BloomExpectedURIs      int64   `yaml:"bloomExpectedUris"`
 	BloomFalsePositiveRate float64 `yaml:"bloomFalsePositiveRate"`
@@ -42,7 +49,7 @@ type Frontier struct {
 func defaultFrontier() Frontier {
 	return Frontier{
 		ParallelQueues: 1, PreferenceDepthHops: -1, MaxRetries: 10, RetryDelaySeconds: 900,
-		SeenFilter: SeenRecently, RecrawlIntervalSeconds: 365 * 24 * 3600,
+		SeenFilter: SeenRecently, RecrawlIntervalSeconds: 365 * 24 * 3600, KeepOutlinks: true,
 		BloomExpectedURIs: 1_000_000_000, BloomFalsePositiveRate: 1e-4,
 	}
 }
@@ -101,14 +108,25 @@ func (q Quotas) validate() error {
 }
 
 // Limits end a crawl (Heritrix CrawlLimitEnforcer); 0 means no limit.
+// They count crawl-wide, over every worker, in the frontier's totals.
 type Limits struct {
 	MaxDocumentsDownload int64 `yaml:"maxDocumentsDownload"`
 	MaxBytesDownload     int64 `yaml:"maxBytesDownload"`
-	MaxTimeSeconds       int64 `yaml:"maxTimeSeconds"`
+	// MaxNovelUrls and MaxNovelBytes count only novel URIs: those with an
+	// HTTP response (or a DNS record) that is not a revisit, neither
+	// duplicate:digest nor server-not-modified (Heritrix's
+	// CrawledBytesHistotable novelCount and novel, the bytes being the
+	// recorded size, headers included).
+	MaxNovelUrls  int64 `yaml:"maxNovelUrls"`
+	MaxNovelBytes int64 `yaml:"maxNovelBytes"`
+	// MaxTimeSeconds counts from the crawl's start, which the first worker
+	// to run records in Redis; workers started later share it.
+	MaxTimeSeconds int64 `yaml:"maxTimeSeconds"`
 }
 
 func (l Limits) validate() error {
-	if l.MaxDocumentsDownload < 0 || l.MaxBytesDownload < 0 || l.MaxTimeSeconds < 0 {
+	if l.MaxDocumentsDownload < 0 || l.MaxBytesDownload < 0 || l.MaxTimeSeconds < 0 ||
+		l.MaxNovelUrls < 0 || l.MaxNovelBytes < 0 {
 		return errors.New("limits: must be >= 0 (0 means none)")
 	}
 	return nil

@@ -56,6 +56,15 @@ type Politeness struct {
 	MinDelayMs                   int64   `yaml:"minDelayMs"`
 	MaxDelayMs                   int64   `yaml:"maxDelayMs"`
 	RespectCrawlDelayUpToSeconds int64   `yaml:"respectCrawlDelayUpToSeconds"`
+	// A host answering 429 or 503 backs off (Heritrix has no such
+	// settings; named like its respectCrawlDelayUpToSeconds): for the
+	// response's Retry-After up to MaxRetryAfterSeconds, or without one for
+	// BackOffBaseMs doubling with each back-off in a row (with jitter) up to
+	// BackOffMaxMs. A host quiet for BackOffMaxMs after its last back-off,
+	// or answering anything else, starts again from BackOffBaseMs.
+	MaxRetryAfterSeconds int64 `yaml:"maxRetryAfterSeconds"`
+	BackOffBaseMs        int64 `yaml:"backOffBaseMs"`
+	BackOffMaxMs         int64 `yaml:"backOffMaxMs"`
 }
 
 // Fetch settings.
@@ -86,6 +95,14 @@ type Fetch struct {
 	// Proxy sends every fetch through an HTTP (http://host:port) or SOCKS5
 	// (socks5://[user:pass@]host:port) proxy; empty means direct.
 	Proxy string `yaml:"proxy"`
+	// SendReferer sends the via URI as Referer (Heritrix FetchHTTP
+	// sendReferer, default true): never for seeds or prerequisites, nor
+	// from an https page to an http URI, as Heritrix does.
+	SendReferer bool `yaml:"sendReferer"`
+	// AcceptCompression sends "Accept-Encoding: gzip,deflate" (Heritrix
+	// FetchHTTP acceptCompression, default false). The WARC keeps the
+	// content-encoded entity as served; extraction decodes it.
+	AcceptCompression bool `yaml:"acceptCompression"`
 }
 
 // WARC file settings.
@@ -93,6 +110,8 @@ type WARC struct {
 	Prefix           string `yaml:"prefix"`
 	MaxFileSizeBytes int64  `yaml:"maxFileSizeBytes"`
 	CompressionLevel int    `yaml:"compressionLevel"`
+	// Version is the WARC version written: WARCVersion10 or WARCVersion11.
+	Version string `yaml:"version"`
 }
 
 // Default returns the built-in defaults, which follow Heritrix3's and the UK
@@ -105,11 +124,12 @@ func Default() Profile {
 			Operator:           "Trawler operator",
 			UserAgentTemplate:  "Mozilla/5.0 (compatible; trawler/@VERSION@ +@OPERATOR_CONTACT_URL@)",
 		},
-		Politeness: Politeness{DelayFactor: 5, MinDelayMs: 3000, MaxDelayMs: 30000, RespectCrawlDelayUpToSeconds: 300},
+		Politeness: Politeness{DelayFactor: 5, MinDelayMs: 3000, MaxDelayMs: 30000, RespectCrawlDelayUpToSeconds: 300,
+			MaxRetryAfterSeconds: 3600, BackOffBaseMs: 10000, BackOffMaxMs: 900000},
 		Fetch: Fetch{
 			ConnectTimeoutSeconds: 20, ReadTimeoutSeconds: 60, TotalTimeoutSeconds: 1200,
 			MaxLengthBytes: 0, SpoolThresholdBytes: 1 << 20,
-			SendIfModifiedSince: true, SendIfNoneMatch: true,
+			SendIfModifiedSince: true, SendIfNoneMatch: true, SendReferer: true,
 		},
 		Frontier:    defaultFrontier(),
 		Quotas:      defaultQuotas(),
@@ -118,7 +138,7 @@ func Default() Profile {
 		Preselector: Preselector{RecheckScope: true},
 		Extract:     Extract{Javascript: true, Sitemaps: true},
 		Scope:       defaultScope(),
-		WARC:        WARC{Prefix: "TRAWLER", MaxFileSizeBytes: 1 << 30, CompressionLevel: 6},
+		WARC:        WARC{Prefix: "TRAWLER", MaxFileSizeBytes: 1 << 30, CompressionLevel: 6, Version: WARCVersion10},
 		ClamAV:      defaultClamAV(),
 	}
 }
@@ -160,6 +180,10 @@ func (p Profile) Validate() error {
 		errs = append(errs, fmt.Errorf("politeness: need 0 <= minDelayMs (%d) <= maxDelayMs (%d)",
 			p.Politeness.MinDelayMs, p.Politeness.MaxDelayMs))
 	}
+	if p.Politeness.MaxRetryAfterSeconds < 0 || p.Politeness.BackOffBaseMs < 0 || p.Politeness.BackOffMaxMs < p.Politeness.BackOffBaseMs {
+		errs = append(errs, fmt.Errorf("politeness: need maxRetryAfterSeconds >= 0 and 0 <= backOffBaseMs (%d) <= backOffMaxMs (%d)",
+			p.Politeness.BackOffBaseMs, p.Politeness.BackOffMaxMs))
+	}
 	if p.Fetch.ConnectTimeoutSeconds <= 0 || p.Fetch.ReadTimeoutSeconds <= 0 || p.Fetch.TotalTimeoutSeconds <= 0 {
 		errs = append(errs, errors.New("fetch: timeouts must be > 0"))
 	}
@@ -168,7 +192,7 @@ func (p Profile) Validate() error {
 	}
 	errs = append(errs, p.Frontier.validate(), p.Quotas.validate(), p.Limits.validate(),
 		p.Robots.validate(), p.DNS.validate(), p.Scope.validate(), p.Sheets.validate(),
-		p.ClamAV.validate(), p.Credentials.validate(), validateProxy(p.Fetch.Proxy))
+		p.ClamAV.validate(), p.Credentials.validate(), validateProxy(p.Fetch.Proxy), p.WARC.validateVersion())
 	if p.WARC.Prefix == "" || strings.ContainsAny(p.WARC.Prefix, "/ ") {
 		errs = append(errs, fmt.Errorf("warc.prefix: %q must be non-empty without spaces or slashes", p.WARC.Prefix))
 	}
@@ -207,11 +231,17 @@ func (p *Profile) Set(key, value string) error {
 			return fmt.Errorf("setting %q: empty key segment", key)
 		}
 	}
-	var scalar any
-	if err := yaml.Unmarshal([]byte(value), &scalar); err != nil {
+	// A node, not an interface, so that a scalar keeps its text: decoded
+	// into any, 1.0 becomes the float 1 and is written back as "1", which
+	// a string setting (warc.version) would then receive.
+	var node yaml.Node
+	if err := yaml.Unmarshal([]byte(value), &node); err != nil {
 		return fmt.Errorf("setting %s: value %q: %w", key, value, err)
 	}
-	var doc any = scalar
+	var doc any
+	if len(node.Content) > 0 {
+		doc = node.Content[0]
+	}
 	for i := len(parts) - 1; i >= 0; i-- {
 		doc = map[string]any{parts[i]: doc}
 	}

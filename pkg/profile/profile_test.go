@@ -20,6 +20,14 @@ func TestDecode(t *testing.T) {
 		{name: "bad relation", yaml: "politeness:\n  minDelayMs: 5000\n  maxDelayMs: 10\n", wantErr: "minDelayMs (5000) <= maxDelayMs (10)"},
 		{name: "bad prefix", yaml: "warc:\n  prefix: 'a b'\n", wantErr: "warc.prefix"},
 		{name: "not a map", yaml: "- 1\n", wantErr: "cannot unmarshal"},
+		{name: "negative novel urls", yaml: "limits:\n  maxNovelUrls: -1\n", wantErr: "limits: must be >= 0"},
+		{name: "negative novel bytes", yaml: "limits:\n  maxNovelBytes: -5\n", wantErr: "limits: must be >= 0"},
+		{name: "novel limits", yaml: "limits:\n  maxNovelUrls: 10\n  maxNovelBytes: 2048\n",
+			check: func(p Profile) bool { return p.Limits.MaxNovelUrls == 10 && p.Limits.MaxNovelBytes == 2048 }},
+		{name: "fetch header defaults", yaml: "",
+			check: func(p Profile) bool { return p.Fetch.SendReferer && !p.Fetch.AcceptCompression }},
+		{name: "fetch header settings", yaml: "fetch:\n  sendReferer: false\n  acceptCompression: true\n",
+			check: func(p Profile) bool { return !p.Fetch.SendReferer && p.Fetch.AcceptCompression }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,27 @@ import (
 	"strings"
 )
 
+// WARC versions (warc.version).
+const (
+	// WARCVersion10 writes WARC/1.0 as Heritrix does, with 14-digit
+	// WARC-Date: IA's tools and hanzo warctools reject WARC/1.1.
+	WARCVersion10 = "1.0"
+	// WARCVersion11 writes WARC/1.1 with millisecond WARC-Date.
+	WARCVersion11 = "1.1"
+)
+
+// validateVersion accepts the versions pkg/warcwriter can write. An
+// unquoted 1.0 reaches the string field as its text, so quoting is
+// optional in the file.
+func (w WARC) validateVersion() error {
+	switch w.Version {
+	case WARCVersion10, WARCVersion11:
+		return nil
+	}
+	return fmt.Errorf("warc.version: %q is not one of %q (WARC/1.0, as Heritrix writes) or %q",
+		w.Version, WARCVersion10, WARCVersion11)
+}
+
 // ClamAV on-unavailable choices: what happens to a capture that could not
 // be scanned after the bounded retries.
 const (

@@ -59,3 +59,48 @@ func TestRecordSettingsValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestWARCVersion checks warc.version: WARC/1.0 by default, 1.1 on request
+// (quoted or not, in the file or with --set), anything else an error that
+// names the setting and the accepted values.
+func TestWARCVersion(t *testing.T) {
+	if got := Default().WARC.Version; got != WARCVersion10 {
+		t.Fatalf("default warc.version = %q, want %q", got, WARCVersion10)
+	}
+	tests := []struct {
+		name, yaml, set string // set: a --set value of warc.version instead of yaml
+		want, wantErr   string
+	}{
+		{name: "absent", yaml: "warc: {prefix: BL}", want: "1.0"},
+		{name: "quoted 1.1", yaml: "warc: {version: '1.1'}", want: "1.1"},
+		{name: "unquoted 1.1", yaml: "warc: {version: 1.1}", want: "1.1"},
+		{name: "unquoted 1.0", yaml: "warc: {version: 1.0}", want: "1.0"},
+		{name: "set 1.0", set: "1.0", want: "1.0"},
+		{name: "set 1.1", set: "1.1", want: "1.1"},
+		{name: "1.2", yaml: "warc: {version: '1.2'}", wantErr: `warc.version: "1.2" is not one of "1.0"`},
+		{name: "version line", yaml: "warc: {version: WARC/1.1}", wantErr: `warc.version: "WARC/1.1"`},
+		{name: "trailing zero", yaml: "warc: {version: 1.10}", wantErr: `warc.version: "1.10"`},
+		{name: "empty", yaml: "warc: {version: ''}", wantErr: `warc.version: "" is not one of`},
+		{name: "set 1", set: "1", wantErr: `warc.version: "1" is not one of`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Default()
+			var err error
+			if tc.set != "" {
+				err = p.Set("warc.version", tc.set)
+			} else {
+				err = Decode(strings.NewReader(tc.yaml), &p)
+			}
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one containing %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || p.WARC.Version != tc.want {
+				t.Fatalf("warc.version = %q (err %v), want %q", p.WARC.Version, err, tc.want)
+			}
+		})
+	}
+}

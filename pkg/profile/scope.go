@@ -44,6 +44,13 @@ type Scope struct {
 	// LogExtraInfo adds hop path, via, source tag and host as JSON to each
 	// scope log line (Heritrix's logExtraInfo).
 	LogExtraInfo bool `yaml:"logExtraInfo"`
+	// SeedsRedirectNewSeeds makes the target of a seed's redirect a seed
+	// too, with the seed's sheets, source tag, launch timestamp and scope
+	// (Heritrix's candidatesProcessor.seedsRedirectNewSeeds, on by
+	// default there too): otherwise a seed that moved to another host
+	// captures its landing page and nothing under it. Read from the
+	// redirecting seed's effective settings.
+	SeedsRedirectNewSeeds bool `yaml:"seedsRedirectNewSeeds"`
 	// Rules is the ordered rule list; the last rule that answers ACCEPT or
 	// REJECT decides. Rules are numbered from 1 in this order in decisions
 	// ("ACCEPT by rule #2 SurtPrefixedDecideRule") and in errors.
@@ -53,8 +60,8 @@ type Scope struct {
 func defaultScope() Scope {
 	return Scope{
 		MaxHops: 20, MaxTransHops: 2, MaxSpeculativeHops: 1, MaxPathDepth: 20, MaxRepetitions: 2,
-		SourceCheckInterval: 1,
-		Rules:               NewRuleList(DefaultRules()...),
+		SourceCheckInterval: 1, SeedsRedirectNewSeeds: true,
+		Rules: NewRuleList(DefaultRules()...),
 	}
 }
 

@@ -14,7 +14,21 @@ import (
 const (
 	ExtraETag         = "etag"
 	ExtraLastModified = "lastModified"
+	// ExtraStream names the stream of the frequent crawl (npld, bypm)
+	// whose history the capture belongs to; see Stream.
+	ExtraStream = "stream"
 )
+
+// Stream is the stream an event's capture belongs to: extra_info "stream"
+// when the event carries it (Trawler's workers do), otherwise def, the
+// stream a consumer assigns to other producers' events. Streams keep
+// separate histories because they are separate legal regimes.
+func Stream(ev messages.Crawled, def string) string {
+	if s, ok := ev.ExtraInfo[ExtraStream].(string); ok && s != "" {
+		return s
+	}
+	return def
+}
 
 // Heritrix status codes FromCrawled treats specially.
 const (
@@ -24,6 +38,7 @@ const (
 	statusOutOfScope     = -5000
 	statusHandedOff      = -5002
 	statusBlockedByQuota = -5003
+	statusNotModified    = 304
 )
 
 // skipped are the outcomes UKWA's OutbackCDXPersistStoreProcessor does not
@@ -75,7 +90,11 @@ func FromCrawled(ev messages.Crawled) (u Update, skip string, err error) {
 	if u.Capture, err = capture(ev, t); err != nil {
 		return Update{}, "", err
 	}
-	if !u.Capture.Revisit && u.Capture.Filename != "" && u.Capture.Digest != "" {
+	// A 304 is never an original: its empty block is not the page, and a
+	// revisit referring to it would replay as an empty 304. Trawler writes
+	// a 304 as a server-not-modified revisit; another producer's plain
+	// 304 record is still a capture, not an original.
+	if !u.Capture.Revisit && ev.StatusCode != statusNotModified && u.Capture.Filename != "" && u.Capture.Digest != "" {
 		u.Original = &Original{Time: t, Digest: u.Capture.Digest, Filename: u.Capture.Filename,
 			Offset: u.Capture.Offset, Length: u.Capture.Length, RecordID: ev.WarcID}
 	}

@@ -123,6 +123,20 @@ func TestFromCrawledRules(t *testing.T) {
 					t.Errorf("got %+v %+v", u.Capture, u.Original)
 				}
 			}},
+		{name: "a plain 304 is a capture but never an original",
+			event: `{"url":"http://x.example/","status_code":304,"content_digest":"sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ","warc_filename":"f.warc.gz","warc_offset":7,"warc_length":9,` + base + `}`,
+			check: func(t *testing.T, u Update) {
+				if u.Capture == nil || u.Capture.Status != 304 || u.Original != nil {
+					t.Errorf("got %+v %+v", u.Capture, u.Original)
+				}
+			}},
+		{name: "a server-not-modified revisit keeps no original",
+			event: `{"url":"http://x.example/","status_code":304,"content_digest":"sha1:AAAA","annotations":"duplicate:server-not-modified","warc_filename":"f.warc.gz","warc_offset":7,"warc_length":9,` + base + `}`,
+			check: func(t *testing.T, u Update) {
+				if u.Capture == nil || !u.Capture.Revisit || u.Capture.Digest != "sha1:AAAA" || u.Original != nil {
+					t.Errorf("got %+v %+v", u.Capture, u.Original)
+				}
+			}},
 		{name: "capture without WARC location has no original",
 			event: `{"url":"http://x.example/","status_code":404,"content_digest":"sha1:AAAA",` + base + `}`,
 			check: func(t *testing.T, u Update) {
@@ -192,5 +206,19 @@ func TestValueEncodingRoundTrip(t *testing.T) {
 	f, err := decodeFailure(encodeFailure(&Failure{Time: at, Status: -9998}))
 	if err != nil || f.Status != -9998 || !f.Time.Equal(at) {
 		t.Errorf("failure %+v %v", f, err)
+	}
+}
+
+func TestStreamOfEvent(t *testing.T) {
+	for _, tc := range []struct{ event, def, want string }{
+		{`{"url":"http://x.example/","status_code":200,"extra_info":{"stream":"bypm"}}`, "npld", "bypm"},
+		{`{"url":"http://x.example/","status_code":200,"extra_info":{"stream":""}}`, "npld", "npld"},
+		{`{"url":"http://x.example/","status_code":200,"extra_info":{"stream":7}}`, "npld", "npld"},
+		{`{"url":"http://x.example/","status_code":200}`, "npld", "npld"},
+		{`{"url":"http://x.example/","status_code":200}`, "", ""},
+	} {
+		if got := Stream(mustDecode(t, tc.event), tc.def); got != tc.want {
+			t.Errorf("Stream(%s, %q) = %q, want %q", tc.event, tc.def, got, tc.want)
+		}
 	}
 }

@@ -88,6 +88,9 @@ type Update struct {
 	Capture  *Capture
 	Original *Original
 	Failure  *Failure
+	// Outlinks are the links of a full capture, for following them when
+	// a later fetch finds the page unchanged; the worker writes them.
+	Outlinks *Outlinks
 }
 
 // Hash fields of an entry. Each holds "<yyyyMMddHHmmssSSS> <json>": the
@@ -97,6 +100,7 @@ const (
 	fieldCapture  = "c"
 	fieldOriginal = "o"
 	fieldFailure  = "f"
+	fieldOutlinks = "l"
 )
 
 // tsLayout is the 17-digit millisecond timestamp that starts every value.
@@ -341,6 +345,9 @@ func (u Update) latest() time.Time {
 	}
 	if u.Failure != nil && u.Failure.Time.After(t) {
 		t = u.Failure.Time
+	}
+	if u.Outlinks != nil && u.Outlinks.Time.After(t) {
+		t = u.Outlinks.Time
 	}
 	return t
 }

@@ -9,7 +9,12 @@
 //
 // An entry is a Redis hash under
 //
-//	rc:{<crawl>:<shard>}:<base64url of the first 16 bytes of SHA-256(URL)>
+//	rc:{<history>:<shard>}:<base64url of the first 16 bytes of SHA-256(URL)>
+//
+// The history is the crawl, and in the frequent crawl the stream as well
+// ("fc-npld", "fc-bypm", "dc"): NPLD and BYPM are separate legal regimes,
+// so a BYPM capture must never become a revisit of an NPLD record, nor be
+// skipped because NPLD has it.
 //
 // The URL is the normalised form (pkg/uri.Normalize) of the URL as crawled,
 // not its CDX (SURT) key: the CDX key folds http into https and drops "www",
@@ -25,7 +30,11 @@
 // # Values
 //
 // Fields c (latest capture), o (latest full record) and f (latest failure)
-// each hold "<yyyyMMddHHmmssSSS> <json>". The update script replaces a field
+// each hold "<yyyyMMddHHmmssSSS> <json>". Field l holds the outlinks of the
+// latest full capture ("<yyyyMMddHHmmssSSS> " and a compressed list, see
+// Outlinks), written by the worker that extracted them, so that a page
+// answered with 304 Not Modified still leads the crawl where its original
+// did. The update script replaces a field
 // only with a value that is not older (compared as strings, the fixed-width
 // time first), so replays and out-of-order delivery converge on the newest
 // state, and redelivering the same event changes nothing. The key expires
@@ -62,6 +71,9 @@ import (
 type Options struct {
 	// Crawl names the crawl (fc, dc); crawls never share entries.
 	Crawl string
+	// Stream names the stream within the crawl (npld, bypm); streams never
+	// share entries. Empty for a crawl without streams (dc).
+	Stream string
 	// TTL is how long an entry lives after its newest capture or failure.
 	// Zero keeps entries until deleted.
 	TTL time.Duration
@@ -72,10 +84,11 @@ type Options struct {
 
 // DB is the recently-crawled DB. It is safe for concurrent use.
 type DB struct {
-	rdb   redis.UniversalClient
-	crawl string
-	ttl   time.Duration
-	log   *slog.Logger
+	rdb redis.UniversalClient
+	// history is the key namespace: the crawl, or crawl-stream.
+	history string
+	ttl     time.Duration
+	log     *slog.Logger
 }
 
 // New returns the DB of opts.Crawl on rdb.
@@ -87,12 +100,43 @@ func New(rdb redis.UniversalClient, opts Options) (*DB, error) {
 		return nil, errors.New("recentdb: no crawl name")
 	case opts.TTL < 0:
 		return nil, fmt.Errorf("recentdb: TTL %s is negative", opts.TTL)
+	case !validName(opts.Crawl):
+		return nil, fmt.Errorf("recentdb: crawl name %q: want letters, digits, '-' or '_'", opts.Crawl)
+	case opts.Stream != "" && !validName(opts.Stream):
+		return nil, fmt.Errorf("recentdb: stream name %q: want letters, digits, '-' or '_'", opts.Stream)
 	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &DB{rdb: rdb, crawl: opts.Crawl, ttl: opts.TTL, log: log}, nil
+	db := &DB{rdb: rdb, history: opts.Crawl, ttl: opts.TTL, log: log}
+	if opts.Stream != "" {
+		db.history += "-" + opts.Stream
+	}
+	return db, nil
+}
+
+// Stream returns a DB on the same Redis with the same settings, holding the
+// history of another stream of the crawl; "" is the crawl's own history
+// (a crawl without streams).
+func (db *DB) Stream(crawl, stream string) (*DB, error) {
+	return New(db.rdb, Options{Crawl: crawl, Stream: stream, TTL: db.ttl, Logger: db.log})
+}
+
+// History is the namespace of the DB's keys: the crawl, or crawl-stream.
+func (db *DB) History() string { return db.history }
+
+// validName keeps names out of the key syntax (no braces, colons or spaces).
+func validName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // Shards is the number of hash tags entries are spread over. It is part
@@ -119,9 +163,9 @@ func (db *DB) key(url string) (key string, shard uint32, ok bool) {
 	shard = hostkey.Murmur3([]byte(authority), 0) % Shards
 	sum := sha256.Sum256([]byte(norm))
 	var b strings.Builder
-	b.Grow(len(db.crawl) + 34)
+	b.Grow(len(db.history) + 34)
 	b.WriteString("rc:{")
-	b.WriteString(db.crawl)
+	b.WriteString(db.history)
 	b.WriteByte(':')
 	b.WriteString(strconv.FormatUint(uint64(shard), 10))
 	b.WriteString("}:")
@@ -201,6 +245,9 @@ func (db *DB) scriptArgs(u Update) []any {
 	if u.Failure != nil {
 		v := encodeFailure(u.Failure)
 		args = append(args, fieldFailure, v)
+	}
+	if u.Outlinks != nil {
+		args = append(args, fieldOutlinks, encodeOutlinks(u.Outlinks))
 	}
 	args[1] = (len(args) - 2) / 2
 	return args

@@ -13,7 +13,10 @@ import "github.com/redis/go-redis/v9"
 // outright, and an expiry already in the past deletes the key, so a replay
 // of an expired capture leaves nothing. A key holding something other than
 // a hash (written by something else) is replaced rather than failing every
-// later batch. Each entry costs three commands: HMGET, HSET, PEXPIREAT.
+// later batch. Each entry costs three commands: HMGET, HSET, PEXPIREAT (and
+// an HGET when the update carries outlinks: that value is large, and most
+// updates do not need it). Whether the key is new is judged by c, o and f
+// alone, since a worker may write l before the cdxwriter writes the rest.
 // Returns the number of fields changed.
 var updateScript = redis.NewScript(`
 local slot = {c = 1, o = 2, f = 3}
@@ -32,7 +35,12 @@ for k = 1, #KEYS do
   local set = {}
   for i = 1, n do
     local f, v = ARGV[a + 2*i], ARGV[a + 2*i + 1]
-    local old = cur[slot[f]]
+    local old
+    if slot[f] then
+      old = cur[slot[f]]
+    else
+      old = redis.call('HGET', key, f)
+    end
     if (not old) or old < v then
       set[#set+1] = f
       set[#set+1] = v

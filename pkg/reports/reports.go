@@ -30,6 +30,12 @@ type Options struct {
 	// still counted in the totals and reported by Dropped. 0 means
 	// DefaultMaxKeys.
 	MaxKeys int
+	// RedirectSeedHops is set when the crawl made the targets of seeds'
+	// redirects seeds (seedsRedirectNewSeeds): a URI reached from a seed
+	// by fewer than this many redirects and nothing else is reported as a
+	// seed of its own, as Heritrix's StatisticsTracker reports the seeds
+	// its CandidatesProcessor added. 0: redirect targets are not seeds.
+	RedirectSeedHops int
 }
 
 // Aggregator tallies crawled events as Heritrix's StatisticsTracker does.
@@ -43,6 +49,10 @@ type Aggregator struct {
 	sources map[string]map[string]int64
 	pairs   int // source×host entries, bounded by MaxKeys
 	seeds   map[string]*seedRecord
+	// redirects are the URIs reached from a seed by redirects alone, by
+	// canonical URL (Options.RedirectSeedHops), kept whatever order the
+	// journal gives their events in.
+	redirects map[string]*redirectHop
 
 	crawled                        bytesTally // successes only (crawledBytes)
 	succeeded, failed, disregarded int64
@@ -94,18 +104,26 @@ type seedRecord struct {
 	redirect string
 }
 
+// redirectHop is the last event of a URI whose hop path is all redirects.
+type redirectHop struct {
+	via    string // canonical
+	status int
+	hops   int
+}
+
 // New returns an empty Aggregator knowing every seed and its host.
 func New(o Options) *Aggregator {
 	if o.MaxKeys <= 0 {
 		o.MaxKeys = DefaultMaxKeys
 	}
 	a := &Aggregator{
-		opts:    o,
-		hosts:   make(map[string]*hostStats),
-		mimes:   make(map[string]*mimeStats),
-		codes:   make(map[string]int64),
-		sources: make(map[string]map[string]int64),
-		seeds:   make(map[string]*seedRecord, len(o.Seeds)),
+		opts:      o,
+		hosts:     make(map[string]*hostStats),
+		mimes:     make(map[string]*mimeStats),
+		codes:     make(map[string]int64),
+		sources:   make(map[string]map[string]int64),
+		seeds:     make(map[string]*seedRecord, len(o.Seeds)),
+		redirects: make(map[string]*redirectHop),
 	}
 	for _, s := range o.Seeds {
 		key := seedKey(s)
@@ -322,11 +340,76 @@ func (a *Aggregator) noteSeed(ev *messages.Crawled) {
 		if rec != nil {
 			rec.status = ev.StatusCode
 		}
-	case "R":
-		if rec := a.seedFor(ev.Via); rec != nil {
-			rec.redirect = ev.URL
+	default:
+		if strings.Trim(ev.HopPath, "R") != "" {
+			return
+		}
+		if ev.HopPath == "R" {
+			if rec := a.seedFor(ev.Via); rec != nil {
+				rec.redirect = ev.URL
+			}
+		}
+		// One past the bound too: the last seed's redirect is reported.
+		if len(ev.HopPath) <= a.opts.RedirectSeedHops {
+			a.noteRedirect(ev)
 		}
 	}
+}
+
+// noteRedirect keeps the status and via of a URI reached by redirects
+// only; seedRecords decides at report time whether it is a seed, since
+// the journal's partitions may give its event before its via's.
+func (a *Aggregator) noteRedirect(ev *messages.Crawled) {
+	key := seedKey(ev.URL)
+	r := a.redirects[key]
+	if r == nil {
+		if len(a.redirects) >= a.opts.MaxKeys {
+			a.dropped++
+			return
+		}
+		r = &redirectHop{}
+		a.redirects[key] = r
+	}
+	r.via, r.status, r.hops = seedKey(ev.Via), ev.StatusCode, len(ev.HopPath)
+}
+
+// seedRecords are the seeds to report: those given or crawled as seeds,
+// and, with Options.RedirectSeedHops, the redirect targets of seeds (and
+// of those, a link of the chain per round), each with where it redirected
+// to in turn. Callers hold mu.
+func (a *Aggregator) seedRecords() []*seedRecord {
+	recs := make(map[string]*seedRecord, len(a.seeds)+len(a.redirects))
+	for k, s := range a.seeds {
+		recs[k] = s
+	}
+	for range a.opts.RedirectSeedHops {
+		added := false
+		for u, r := range a.redirects {
+			if r.hops < a.opts.RedirectSeedHops && recs[u] == nil && recs[r.via] != nil {
+				recs[u] = &seedRecord{uri: u, status: r.status}
+				added = true
+			}
+		}
+		if !added {
+			break
+		}
+	}
+	// A promoted seed's own redirect is the chain's next link (the least
+	// URL if it had several, so the report does not vary between runs).
+	next := make(map[string]string)
+	for u, r := range a.redirects {
+		if n, ok := next[r.via]; !ok || u < n {
+			next[r.via] = u
+		}
+	}
+	out := make([]*seedRecord, 0, len(recs))
+	for k, s := range recs {
+		if _, given := a.seeds[k]; !given {
+			s.redirect = next[k]
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // seedFor finds a seed's record by its URL as given or in canonical form.

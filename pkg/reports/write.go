@@ -21,7 +21,8 @@ type RunInfo struct {
 	// Status is the crawl's exit status, e.g. "Finished" or "Finished -
 	// Maximum number of documents limit hit"; default "Finished".
 	Status string
-	// Remaining returns the URIs still queued for a host; nil means 0.
+	// Remaining returns the URIs still queued for a host name (a row of
+	// the hosts report), over all its ports; nil means 0.
 	Remaining func(host string) int64
 }
 
@@ -101,12 +102,13 @@ func (a *Aggregator) crawlReport(info RunInfo) []byte {
 	fmt.Fprintf(&b, "crawl name: %s\ncrawl status: %s\nduration: %s\n\n",
 		a.opts.CrawlName, status, formatDuration(elapsed))
 	crawledSeeds := 0
-	for _, s := range a.seeds {
+	seeds := a.seedRecords()
+	for _, s := range seeds {
 		if s.status > 0 {
 			crawledSeeds++
 		}
 	}
-	fmt.Fprintf(&b, "seeds crawled: %d\nseeds uncrawled: %d\n\n", crawledSeeds, len(a.seeds)-crawledSeeds)
+	fmt.Fprintf(&b, "seeds crawled: %d\nseeds uncrawled: %d\n\n", crawledSeeds, len(seeds)-crawledSeeds)
 	// Heritrix prints the server cache's size minus one for its "dns:"
 	// entry; without DNS lookups there is nothing to subtract.
 	hosts := len(a.hosts)
@@ -168,10 +170,7 @@ func isSeedRedirect(status int) bool {
 func (a *Aggregator) seedsReport() []byte {
 	var b bytes.Buffer
 	b.WriteString("[code] [status] [seed] [redirect]\n")
-	recs := make([]*seedRecord, 0, len(a.seeds))
-	for _, s := range a.seeds {
-		recs = append(recs, s)
-	}
+	recs := a.seedRecords()
 	redirect := func(s *seedRecord) string {
 		if isSeedRedirect(s.status) {
 			return s.redirect

@@ -125,6 +125,7 @@ func (c *Cache) Get(ctx context.Context, origin string) (*Rules, bool, error) {
 		return nil, false, nil
 	}
 	r := Parse(status, body)
+	r.fetched = fetched
 	c.local.Put(origin, r, localExpiry(expires, forever))
 	c.metrics.hits.WithLabelValues(tierRedis).Inc()
 	return r, true, nil
@@ -146,6 +147,7 @@ func (c *Cache) Put(ctx context.Context, origin string, status int, body []byte,
 	if fetched.IsZero() {
 		fetched = time.Now()
 	}
+	r.fetched = fetched
 	forever := c.validity == 0
 	ttl := c.validity - time.Since(fetched)
 	if !forever && ttl <= 0 {

@@ -28,12 +28,19 @@ type Rules struct {
 	wildcard    *group       // the "*" group, nil when the file has none
 	sitemaps    []string
 	disallowAll bool
+	// fetched is when the file was fetched, set by the Cache; zero for
+	// rules parsed outside it.
+	fetched time.Time
 
 	// lastChoice remembers the group chosen for the last User-Agent: a
 	// crawl sends one User-Agent, and scanning it for every named token
 	// costs more than matching the path.
 	lastChoice atomic.Pointer[agentChoice]
 }
+
+// Fetched is when the robots.txt these rules come from was fetched, as
+// the Cache recorded it; zero when they were parsed outside a Cache.
+func (r *Rules) Fetched() time.Time { return r.fetched }
 
 // agentChoice is a memoised group selection.
 type agentChoice struct {

@@ -16,6 +16,10 @@ type hostLocator interface {
 // annotates every located URI with geo:CC (UKWA's CountryCodeAnnotator),
 // whether or not the country matched. A host that does not resolve
 // matches nothing.
+//
+// In the worker the rule resolves through the fetch chain's DNS cache
+// (pkg/dns), which leaves a lookup made here to be recorded by the host's
+// first fetch: scoping a host first must not cost it its dns: record.
 type geoRule struct {
 	predicate
 	locator   hostLocator

@@ -80,6 +80,13 @@ func SeedScopeFromSheets(sheets []string) SeedScope {
 	return SeedScopeRoot
 }
 
+// SeedRedirectMaxHops bounds seedsRedirectNewSeeds: the target of a
+// seed's redirect becomes a seed while its hop path (all redirects) is
+// shorter than this, as Heritrix's CandidatesProcessor bounds it
+// (SEEDS_REDIRECT_NEW_SEEDS_MAX_HOPS), so a redirect loop or an endless
+// chain of redirects cannot keep adding seeds.
+const SeedRedirectMaxHops = 5
+
 // Seed entries as stored: a kind letter, a space, the prefix.
 const (
 	entryPrefix = "s " // a prefix the seed admits
@@ -150,24 +157,32 @@ func NewSeeds(rdb redis.UniversalClient, keyPrefix string) *Seeds {
 // Add records a seed and makes its prefixes visible to this process at
 // once; other workers see them on their next Refresh.
 func (s *Seeds) Add(ctx context.Context, seedURL string, scope SeedScope) error {
+	_, err := s.AddNew(ctx, seedURL, scope)
+	return err
+}
+
+// AddNew is Add, also saying whether the seed widened the shared set (an
+// entry no seed had added before). Without Redis it says true.
+func (s *Seeds) AddNew(ctx context.Context, seedURL string, scope SeedScope) (bool, error) {
 	entries, err := SeedEntries(seedURL, scope)
 	if err != nil {
-		return fmt.Errorf("scope add seed: %w", err)
+		return false, fmt.Errorf("scope add seed: %w", err)
 	}
 	if s.rdb == nil {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.apply(entries)
-		return nil
+		return true, nil
 	}
 	args := make([]any, len(entries))
 	for i, e := range entries {
 		args[i] = e
 	}
-	if err := s.add.Run(ctx, s.rdb, []string{s.setKey, s.logKey}, args...).Err(); err != nil {
-		return fmt.Errorf("scope add seed %s: %w", seedURL, err)
+	n, err := s.add.Run(ctx, s.rdb, []string{s.setKey, s.logKey}, args...).Int64()
+	if err != nil {
+		return false, fmt.Errorf("scope add seed %s: %w", seedURL, err)
 	}
-	return s.Refresh(ctx)
+	return n > 0, s.Refresh(ctx)
 }
 
 // refreshBatch bounds one LRANGE reply while replaying a long log.
@@ -205,6 +220,17 @@ func (s *Seeds) Refresh(ctx context.Context) error {
 		s.applied += int64(len(entries))
 	}
 	return nil
+}
+
+// Reload replays the whole shared log, as after a rebuild that wrote it
+// anew: a log that grew back past what this process had applied would
+// otherwise be read only from that point. Prefixes never shrink, so the
+// entries already known cost nothing.
+func (s *Seeds) Reload(ctx context.Context) error {
+	s.mu.Lock()
+	s.applied = 0
+	s.mu.Unlock()
+	return s.Refresh(ctx)
 }
 
 // apply publishes a view with entries added. Callers hold mu.
@@ -247,6 +273,10 @@ func (s *Seeds) enable(domains, hosts bool) {
 
 // Len is the number of distinct seed prefixes known to this process.
 func (s *Seeds) Len() int { return s.view.Load().prefixes.Len() }
+
+// Prefixes lists the seed prefixes known to this process (the "s "
+// entries, whatever their scope), for tools and checks.
+func (s *Seeds) Prefixes() []string { return s.view.Load().prefixes.Members() }
 
 func (s *Seeds) load() *seedView { return s.view.Load() }
 

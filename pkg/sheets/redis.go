@@ -210,6 +210,19 @@ func (s *Sheets) Refresh(ctx context.Context) error {
 	return s.load(ctx)
 }
 
+// Reload reads every launch-attached association again, whatever the
+// version and the refresh interval say: after a frontier rebuild restored
+// them into a Redis that had lost them, whose version counter restarted
+// and may even equal the one this process last saw.
+func (s *Sheets) Reload(ctx context.Context) error {
+	if s.opts.Redis == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.load(ctx)
+}
+
 // Version is the Redis version of the associations in use (0 without Redis
 // or before any launch attached sheets).
 func (s *Sheets) Version() int64 { return s.snap.Load().version }

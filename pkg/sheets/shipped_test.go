@@ -83,13 +83,13 @@ func TestUKWASheetSet(t *testing.T) {
 		{"noCookies", func(p profile.Profile) bool { return p.Fetch.IgnoreCookies }},
 		{"noJavascriptExtraction", func(p profile.Profile) bool { return !p.Extract.Javascript }},
 		{"fast-2ps", func(p profile.Profile) bool {
-			return p.Politeness == profile.Politeness{DelayFactor: 1, MinDelayMs: 500, MaxDelayMs: 500, RespectCrawlDelayUpToSeconds: 1}
+			return p.Politeness == delays(base, 1, 500, 500, 1)
 		}},
 		{"fast-10ps", func(p profile.Profile) bool {
-			return p.Politeness == profile.Politeness{DelayFactor: 1, MinDelayMs: 100, MaxDelayMs: 100, RespectCrawlDelayUpToSeconds: 1}
+			return p.Politeness == delays(base, 1, 100, 100, 1)
 		}},
 		{"extraPolite", func(p profile.Profile) bool {
-			return p.Politeness == profile.Politeness{DelayFactor: 8, MinDelayMs: 10000, MaxDelayMs: 60000, RespectCrawlDelayUpToSeconds: 60}
+			return p.Politeness == delays(base, 8, 10000, 60000, 60)
 		}},
 		{"crawlLimited", func(p profile.Profile) bool { return p.Quotas.HostMaxFetchResponses == 25 }},
 		{"recrawl-1hr", recrawl(3600)},
@@ -125,6 +125,14 @@ func TestUKWASheetSet(t *testing.T) {
 			}
 		})
 	}
+}
+
+// delays is base's politeness with the delay settings a speed sheet sets;
+// the back-off settings stay the profile's.
+func delays(base profile.Profile, factor float64, minMs, maxMs, crawlDelay int64) profile.Politeness {
+	p := base.Politeness
+	p.DelayFactor, p.MinDelayMs, p.MaxDelayMs, p.RespectCrawlDelayUpToSeconds = factor, minMs, maxMs, crawlDelay
+	return p
 }
 
 func recrawl(seconds int64) func(profile.Profile) bool {

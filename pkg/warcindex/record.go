@@ -49,7 +49,9 @@ func readRecord(br *bufio.Reader) (record, int64, error) {
 	rec.warcType = strings.ToLower(hdr.get("WARC-Type"))
 	var httpHead []byte
 	if rec.warcType == "response" || rec.warcType == "revisit" {
-		httpHead, err = peekHTTPHeader(br, length, hdr.get("Content-Type"))
+		// httpHead is a copy: the block is discarded below, and a discard
+		// that refills br's buffer overwrites the bytes Peek returned.
+		httpHead, err = copyHTTPHeader(br, length, hdr.get("Content-Type"))
 		if err != nil {
 			return rec, n, err
 		}
@@ -129,10 +131,16 @@ func readWARCHeader(br *bufio.Reader) (warcHeader, int64, error) {
 	}
 }
 
-// peekHTTPHeader returns the HTTP header at the start of a block of
-// application/http content, without consuming it; nil for other content.
-func peekHTTPHeader(br *bufio.Reader, length int64, contentType string) ([]byte, error) {
-	if !strings.HasPrefix(strings.ToLower(strings.TrimSpace(contentType)), "application/http") || length == 0 {
+// copyHTTPHeader returns a copy of the HTTP header at the start of a block
+// of application/http content (either spelling of the msgtype parameter),
+// leaving br where it was; nil for other content.
+//
+// The copy is what makes this safe: Peek's slice points into br's buffer
+// and is only valid until the next read, and discarding a block longer
+// than what br holds refills that buffer from its start, so a header kept
+// as a slice would read as bytes of the body by the time it is parsed.
+func copyHTTPHeader(br *bufio.Reader, length int64, contentType string) ([]byte, error) {
+	if baseMime(contentType) != "application/http" || length == 0 {
 		return nil, nil
 	}
 	want := int(min(length, maxHTTPHeaderBytes))
@@ -144,12 +152,11 @@ func peekHTTPHeader(br *bufio.Reader, length int64, contentType string) ([]byte,
 		return nil, fmt.Errorf("block of %d bytes (Content-Length) is cut off: %w", length, unexpected(err))
 	}
 	if i := bytes.Index(head, []byte("\r\n\r\n")); i >= 0 {
-		return head[:i+2], nil
-	}
-	if i := bytes.Index(head, []byte("\n\n")); i >= 0 {
-		return head[:i+1], nil
-	}
-	return head, nil // a header cut off by the block's end: use what there is
+		head = head[:i+2]
+	} else if i := bytes.Index(head, []byte("\n\n")); i >= 0 {
+		head = head[:i+1]
+	} // else a header cut off by the block's end: use what there is
+	return bytes.Clone(head), nil
 }
 
 // indexLine builds the CDX line of an indexed record.
@@ -162,9 +169,9 @@ func indexLine(warcType string, h warcHeader, httpHead []byte) (cdx.Line, error)
 	if err != nil {
 		return cdx.Line{}, fmt.Errorf("WARC-Target-URI: %w", err)
 	}
-	date, err := time.Parse(time.RFC3339Nano, h.get("WARC-Date"))
+	date, err := parseWARCDate(h.get("WARC-Date"))
 	if err != nil {
-		return cdx.Line{}, fmt.Errorf("WARC-Date %q: %w", h.get("WARC-Date"), err)
+		return cdx.Line{}, err
 	}
 	l := cdx.Line{
 		URLKey:    key,
@@ -175,7 +182,12 @@ func indexLine(warcType string, h warcHeader, httpHead []byte) (cdx.Line, error)
 		Length:    -1,
 		Offset:    -1,
 	}
-	if l.Digest == "" && warcType == "resource" {
+	// A block that is not an HTTP message is its own payload (a dns:
+	// lookup's text/dns answer, a resource), so when the writer gave no
+	// payload digest the block digest is the same thing: it is what the
+	// crawled event's content_digest holds for a dns: record. A revisit's
+	// block is not its payload, so it keeps only its WARC-Payload-Digest.
+	if l.Digest == "" && warcType != "revisit" && httpHead == nil {
 		l.Digest = digestValue(h.get("WARC-Block-Digest"))
 	}
 	if httpHead != nil {
@@ -185,6 +197,20 @@ func indexLine(warcType string, h warcHeader, httpHead []byte) (cdx.Line, error)
 		l.Mimetype = cdx.RevisitMime
 	}
 	return l, nil
+}
+
+// warcDateLayouts are the WARC-Date forms accepted: W3C-ISO8601 to the
+// second (WARC/1.0) or with a fraction (WARC/1.1), and the 14-digit form
+// of ARC files and some converted WARCs.
+var warcDateLayouts = []string{time.RFC3339Nano, "20060102150405"}
+
+func parseWARCDate(v string) (time.Time, error) {
+	for _, layout := range warcDateLayouts {
+		if t, err := time.ParseInLocation(layout, v, time.UTC); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("WARC-Date %q: want W3C-ISO8601 (2006-01-02T15:04:05Z, optionally with a fraction) or 14 digits", v)
 }
 
 // applyHTTP takes the status, MIME type and redirect from an HTTP response
@@ -211,11 +237,13 @@ func applyHTTP(l *cdx.Line, head []byte) {
 				l.Mimetype = m
 			}
 		case "location":
-			location = strings.TrimSpace(value)
+			if location == "" {
+				location = strings.TrimSpace(value)
+			}
 		}
 	}
-	if strings.HasPrefix(l.Status, "3") {
-		l.Redirect = location
+	if strings.HasPrefix(l.Status, "3") && location != "" {
+		l.Redirect = cdx.AbsoluteRedirect(l.Original, location)
 	}
 }
 

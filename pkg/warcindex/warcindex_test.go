@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +75,10 @@ func writeWARC(t *testing.T) (string, []written) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out = append(out, written{loc, cdx.Line{URLKey: "dns:example.org", Original: "dns:example.org", Timestamp: "20240117090002", Mimetype: "text/dns"}})
+	// A dns: line carries the digest of the answer (the block, which is
+	// the payload), as the crawled event's content_digest does.
+	out = append(out, written{loc, cdx.Line{URLKey: "dns:example.org", Original: "dns:example.org", Timestamp: "20240117090002", Mimetype: "text/dns",
+		Digest: "BPV2MSSWCDTJGWAJYCYQSPONLUPHDJLN"}})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -113,15 +117,15 @@ func TestIndexWARCGz(t *testing.T) {
 	for i, r := range recs {
 		want := r.want
 		want.Offset, want.Length, want.Filename = r.loc.Offset, r.loc.Length, r.loc.Filename
-		if want.Mimetype == "text/dns" {
-			want.Digest = lines[i].Digest // whatever gowarc computed for the DNS block
-		}
 		if lines[i] != want {
 			t.Errorf("record %d:\n%+v\nwant\n%+v", i, lines[i], want)
 		}
 	}
 	checkReadBack(t, path, lines, true)
 }
+
+// versionLine matches the start of a WARC/1.0 or WARC/1.1 record.
+var versionLine = regexp.MustCompile(`^WARC/1\.[01]\r\n`)
 
 // checkReadBack reads the record at each line's offset with gowarc and
 // checks its URL; for gzip it also checks that [offset, offset+length) is
@@ -164,7 +168,7 @@ func checkReadBack(t *testing.T, path string, lines []cdx.Line, gz bool) {
 		} else if data, err = io.ReadAll(section); err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.HasPrefix(data, []byte("WARC/1.1\r\n")) || !bytes.HasSuffix(data, []byte("\r\n\r\n")) {
+		if !versionLine.Match(data) || !bytes.HasSuffix(data, []byte("\r\n\r\n")) {
 			t.Errorf("bytes at %d+%d are not one whole record", l.Offset, l.Length)
 		}
 	}
@@ -392,5 +396,129 @@ func TestIsWARC(t *testing.T) {
 	defer f.Close()
 	if ok, err := IsWARC(f); !ok || err != nil {
 		t.Errorf("warc.gz: %v %v", ok, err)
+	}
+}
+
+// buildRecord builds a WARC record from a version line, fields and a block.
+func buildRecord(version string, fields [][2]string, block string) string {
+	var b strings.Builder
+	b.WriteString(version + "\r\n")
+	for _, f := range fields {
+		b.WriteString(f[0] + ": " + f[1] + "\r\n")
+	}
+	fmt.Fprintf(&b, "Content-Length: %d\r\n\r\n%s\r\n\r\n", len(block), block)
+	return b.String()
+}
+
+// Each record shape the indexer meets (both WARC versions, both spellings
+// of the msgtype parameter, second-precision, fractional and 14-digit
+// dates, relative redirects, dns: answers, revisits of both profiles)
+// gives the line other CDX indexers give it.
+func TestRecordFields(t *testing.T) {
+	const (
+		target = "http://example.org/docs/a/page.html?q=1"
+		pd     = "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"
+		bd     = "sha1:BPV2MSSWCDTJGWAJYCYQSPONLUPHDJLN"
+	)
+	redirect := func(status, location string) string {
+		return "HTTP/1.1 " + status + "\r\nLocation: " + location + "\r\nContent-Type: text/html\r\nContent-Length: 0\r\n\r\n"
+	}
+	tests := []struct {
+		name    string
+		version string
+		typ     string
+		uri     string
+		date    string
+		ctype   string
+		block   string
+		extra   [][2]string
+		// noPayloadDigest leaves out WARC-Payload-Digest, which the
+		// test adds to every response and revisit otherwise.
+		noPayloadDigest bool
+		mime            string
+		status          string
+		digest          string
+		redirect        string
+		ts              string
+	}{
+		{name: "WARC/1.0, msgtype with a space, 14-digit date", version: "WARC/1.0", ctype: "application/http; msgtype=response",
+			date: "2024-01-17T09:00:02Z", block: okResponse, mime: "text/plain", status: "200", digest: "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"},
+		{name: "WARC/1.1, msgtype without a space, fractional date", version: "WARC/1.1", ctype: "application/http;msgtype=response",
+			date: "2024-01-17T09:00:02.999Z", block: okResponse, mime: "text/plain", status: "200", digest: "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"},
+		{name: "bare 14-digit date", date: "20240117090002", block: okResponse, mime: "text/plain", status: "200", digest: "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"},
+		{name: "date with an offset", date: "2024-01-17T10:00:02+01:00", block: okResponse, mime: "text/plain", status: "200", digest: "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"},
+		{name: "relative redirect", block: redirect("301 Moved", "../b/new.html"), mime: "text/html", status: "301",
+			digest: "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ", redirect: "http://example.org/docs/b/new.html"},
+		{name: "root-relative redirect with a fragment", block: redirect("302 Found", "/login?next=%2F#form"), mime: "text/html", status: "302",
+			digest: "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ", redirect: "http://example.org/login?next=%2F"},
+		{name: "query-only redirect", block: redirect("307 Temporary Redirect", "?q=2"), mime: "text/html", status: "307",
+			digest: "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ", redirect: "http://example.org/docs/a/page.html?q=2"},
+		{name: "protocol-relative redirect", block: redirect("308 Permanent Redirect", "//www.example.org/x"), mime: "text/html", status: "308",
+			digest: "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ", redirect: "http://www.example.org/x"},
+		{name: "absolute redirect to https", block: redirect("301 Moved", "https://example.org/"), mime: "text/html", status: "301",
+			digest: "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ", redirect: "https://example.org/"},
+		{name: "redirect to another scheme kept as sent", block: redirect("302 Found", "ftp://example.org/f"), mime: "text/html", status: "302",
+			digest: "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ", redirect: "ftp://example.org/f"},
+		{name: "the first of two Locations", block: "HTTP/1.1 302 Found\r\nLocation: /first\r\nLocation: /second\r\n\r\n", mime: "unk", status: "302",
+			digest: "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ", redirect: "http://example.org/first"},
+		{name: "Location on a 200 is no redirect", block: redirect("200 OK", "/elsewhere"), mime: "text/html", status: "200",
+			digest: "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"},
+		{name: "3xx without Location", block: "HTTP/1.1 300 Multiple Choices\r\n\r\n", mime: "unk", status: "300",
+			digest: "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"},
+		{name: "dns answer: the block digest", uri: "dns:example.org", ctype: "text/dns", block: "20240117090002\nexample.org. 300 IN A 192.0.2.1\n",
+			extra: [][2]string{{"WARC-Block-Digest", bd}}, mime: "text/dns", digest: "BPV2MSSWCDTJGWAJYCYQSPONLUPHDJLN"},
+		{name: "resource: the block digest", typ: "resource", ctype: "image/png", block: "png",
+			extra: [][2]string{{"WARC-Block-Digest", bd}}, mime: "image/png", digest: "BPV2MSSWCDTJGWAJYCYQSPONLUPHDJLN"},
+		{name: "identical-payload-digest revisit", typ: "revisit", block: "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n",
+			mime: cdx.RevisitMime, status: "200", digest: "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ",
+			extra: [][2]string{{"WARC-Profile", "http://netpreserve.org/warc/1.0/revisit/identical-payload-digest"}, {"WARC-Block-Digest", bd}}},
+		{name: "server-not-modified revisit", typ: "revisit", block: "HTTP/1.1 304 Not Modified\r\nETag: \"x\"\r\n\r\n",
+			mime: cdx.RevisitMime, status: "304", digest: "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ",
+			extra: [][2]string{{"WARC-Profile", "http://netpreserve.org/warc/1.0/revisit/server-not-modified"}, {"WARC-Block-Digest", bd}}},
+		{name: "revisit without a payload digest", typ: "revisit", block: "HTTP/1.1 304 Not Modified\r\n\r\n", noPayloadDigest: true,
+			mime: cdx.RevisitMime, status: "304", extra: [][2]string{{"WARC-Block-Digest", bd}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			version, typ, uri, date, ctype, ts := tc.version, tc.typ, tc.uri, tc.date, tc.ctype, tc.ts
+			if version == "" {
+				version = "WARC/1.0"
+			}
+			if typ == "" {
+				typ = "response"
+			}
+			if uri == "" {
+				uri = target
+			}
+			if date == "" {
+				date = "2024-01-17T09:00:02Z"
+			}
+			if ctype == "" {
+				ctype = "application/http; msgtype=response"
+			}
+			if ts == "" {
+				ts = "20240117090002"
+			}
+			fields := [][2]string{{"WARC-Type", typ}, {"WARC-Target-URI", uri}, {"WARC-Date", date},
+				{"WARC-Record-ID", "<urn:uuid:1>"}, {"Content-Type", ctype}}
+			if typ != "resource" && ctype != "text/dns" && !tc.noPayloadDigest {
+				fields = append(fields, [2]string{"WARC-Payload-Digest", pd})
+			}
+			fields = append(fields, tc.extra...)
+			data := gzipped(t, buildRecord(version, fields, tc.block))
+			path := filepath.Join(t.TempDir(), "r.warc.gz")
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			lines, errs := indexAll(t, path)
+			if len(errs) != 0 || len(lines) != 1 {
+				t.Fatalf("lines %v, errors %v", lines, errs)
+			}
+			got := lines[0]
+			if got.Mimetype != tc.mime || got.Status != tc.status || got.Digest != tc.digest || got.Redirect != tc.redirect ||
+				got.Timestamp != ts || got.Original != uri || got.Offset != 0 || got.Length != int64(len(data)) {
+				t.Errorf("line %s\nwant mime %q status %q digest %q redirect %q timestamp %s", got.CDX11(), tc.mime, tc.status, tc.digest, tc.redirect, ts)
+			}
+		})
 	}
 }

@@ -149,6 +149,8 @@ func TestBadConfig(t *testing.T) {
 		{"compression 10", func(c *Config) { c.CompressionLevel = 10 }, "CompressionLevel 10"},
 		{"negative parallel", func(c *Config) { c.Parallel = -2 }, "Parallel -2"},
 		{"operator with newline", func(c *Config) { c.Operator = "a\nb" }, "Operator contains a line break"},
+		{"unknown version", func(c *Config) { c.Version = "1.2" }, `Version "1.2" is not "1.0" or "1.1"`},
+		{"version with prefix", func(c *Config) { c.Version = "WARC/1.0" }, `Version "WARC/1.0"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -171,7 +173,8 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	host, _ := os.Hostname()
-	if cfg.MaxFileSize != 1<<30 || cfg.Parallel != 1 || cfg.Software != DefaultSoftware || cfg.Hostname != host {
+	if cfg.MaxFileSize != 1<<30 || cfg.Parallel != 1 || cfg.Software != DefaultSoftware || cfg.Hostname != host ||
+		cfg.Version != Version10 {
 		t.Errorf("defaults = %+v", cfg)
 	}
 }

@@ -20,6 +20,17 @@ const DefaultMaxFileSize int64 = 1 << 30
 // DefaultSoftware is written to the warcinfo record when Config.Software is empty.
 const DefaultSoftware = "trawler"
 
+// WARC versions the writer can write (Config.Version).
+const (
+	// Version10 is WARC/1.0, what Heritrix writes and what IA's tools
+	// and hanzo warctools accept: 14-digit WARC-Date, 1.0 revisit profiles.
+	Version10 = "1.0"
+	// Version11 is WARC/1.1, with millisecond WARC-Date.
+	Version11 = "1.1"
+	// DefaultVersion is used when Config.Version is empty.
+	DefaultVersion = Version10
+)
+
 // Config describes where and how WARC files are written. Zero values select
 // the documented defaults.
 type Config struct {
@@ -47,6 +58,9 @@ type Config struct {
 	// Parallel is the number of files open at once, each used by one writing
 	// goroutine at a time. Default 1.
 	Parallel int
+	// Version is the WARC version written, Version10 or Version11.
+	// Default DefaultVersion.
+	Version string
 }
 
 // Validate reports the first setting that cannot work. Zero values are valid
@@ -63,6 +77,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("warcwriter config: CompressionLevel %d is outside 1..9", c.CompressionLevel)
 	case c.Parallel < 0:
 		return fmt.Errorf("warcwriter config: Parallel %d is negative", c.Parallel)
+	}
+	if c.Version != "" {
+		if _, err := formatOf(c.Version); err != nil {
+			return err
+		}
 	}
 	if err := checkNamePart("Prefix", c.Prefix); err != nil {
 		return err
@@ -102,6 +121,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Software == "" {
 		c.Software = DefaultSoftware
+	}
+	if c.Version == "" {
+		c.Version = DefaultVersion
 	}
 	if c.Hostname == "" {
 		h, err := os.Hostname()

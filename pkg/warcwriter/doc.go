@@ -1,5 +1,7 @@
-// Package warcwriter writes crawl captures to gzip-compressed WARC/1.1 files
-// (ARCHITECTURE.md section 7).
+// Package warcwriter writes crawl captures to gzip-compressed WARC files
+// (ARCHITECTURE.md section 7): WARC/1.0 by default, as Heritrix writes them
+// (14-digit WARC-Date, the 1.0 revisit profiles), or WARC/1.1 with
+// millisecond dates when Config.Version asks for it.
 //
 // Records are built, digested and serialised by github.com/nlnwa/gowarc; this
 // package adds what gowarc's WarcFileWriter cannot give a crawler: every record

@@ -44,6 +44,45 @@ func (c *fakeClock) Now() time.Time {
 	return t
 }
 
+// versionCase is what one Config.Version setting makes of the records.
+type versionCase struct {
+	setting     string // Config.Version
+	line        string // the version line of every record
+	dateLayout  string // WARC-Date and WARC-Refers-To-Date
+	identical   string // WARC-Profile of an identical-payload-digest revisit
+	notModified string // WARC-Profile of a server-not-modified revisit
+	format      string // warcinfo "format"
+	conformsTo  string // warcinfo "conformsTo"
+}
+
+// versionCases are the default (WARC/1.0, as Heritrix writes) and both
+// explicit settings.
+func versionCases() []versionCase {
+	v10 := versionCase{
+		setting: "", line: "WARC/1.0", dateLayout: "2006-01-02T15:04:05Z",
+		identical:   "http://netpreserve.org/warc/1.0/revisit/identical-payload-digest",
+		notModified: "http://netpreserve.org/warc/1.0/revisit/server-not-modified",
+		format:      "WARC File Format 1.0",
+		conformsTo:  "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.0/",
+	}
+	explicit := v10
+	explicit.setting = "1.0"
+	return []versionCase{v10, explicit, {
+		setting: "1.1", line: "WARC/1.1", dateLayout: "2006-01-02T15:04:05.000Z",
+		identical:   "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest",
+		notModified: "http://netpreserve.org/warc/1.1/revisit/server-not-modified",
+		format:      "WARC File Format 1.1",
+		conformsTo:  "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+	}}
+}
+
+func (vc versionCase) name() string {
+	if vc.setting == "" {
+		return "default"
+	}
+	return vc.setting
+}
+
 func testConfig(dir string) Config {
 	return Config{
 		Dir: dir, Prefix: "TEST", Hostname: "testhost", CrawlName: "npld-2025",
@@ -141,6 +180,7 @@ func newFetch(url string, date time.Time, entity []byte, chunked bool) testFetch
 
 // readRecord is a record read back with gowarc.
 type readRecord struct {
+	version    string // "WARC/1.0" or "WARC/1.1"
 	typ        gowarc.RecordType
 	id         string
 	h          *gowarc.WarcFields
@@ -172,7 +212,7 @@ func readAll(t *testing.T, path string, opts ...gowarc.WarcRecordOption) []readR
 		if err != nil {
 			t.Fatalf("%s record %d at %d: %v", filepath.Base(path), len(out), off, err)
 		}
-		rr := readRecord{typ: rec.Type(), id: rec.RecordId(), h: rec.WarcHeader(), offset: off}
+		rr := readRecord{version: rec.Version().String(), typ: rec.Type(), id: rec.RecordId(), h: rec.WarcHeader(), offset: off}
 		if v != nil {
 			rr.validation = *v
 		}
@@ -228,7 +268,8 @@ func readMember(t *testing.T, dir string, loc Location) readRecord {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return readRecord{typ: rec.Type(), id: rec.RecordId(), h: rec.WarcHeader(), block: block, validation: *v}
+	return readRecord{version: rec.Version().String(), typ: rec.Type(), id: rec.RecordId(), h: rec.WarcHeader(),
+		block: block, validation: *v}
 }
 
 // warcFiles lists the files in dir, sorted by name.

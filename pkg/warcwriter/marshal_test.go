@@ -8,9 +8,18 @@ import (
 )
 
 // TestMarshalMatchesGowarc holds the slot's marshal to gowarc's marshaler,
-// byte for byte, for every kind of record the writer makes.
+// byte for byte, for every kind of record the writer makes, in each WARC
+// version.
 func TestMarshalMatchesGowarc(t *testing.T) {
-	w, _ := newTestWriter(t, testConfig(t.TempDir()))
+	for _, vc := range versionCases() {
+		t.Run(vc.name(), func(t *testing.T) { marshalMatchesGowarc(t, vc) })
+	}
+}
+
+func marshalMatchesGowarc(t *testing.T, vc versionCase) {
+	cfg := testConfig(t.TempDir())
+	cfg.Version = vc.setting
+	w, _ := newTestWriter(t, cfg)
 	date := newFakeClock().Now()
 	capture := func(chunked bool, revisit bool) []gowarc.WarcRecord {
 		f := newFetch("http://example.com/p?q=1", date, body(3, 20_000), chunked)
@@ -46,6 +55,9 @@ func TestMarshalMatchesGowarc(t *testing.T) {
 		m := marshaler{buf: make([]byte, 100)} // a small buffer: several copies
 		if err := m.marshal(&got, rec); err != nil {
 			t.Fatalf("marshal %s: %v", rec.Type(), err)
+		}
+		if !bytes.HasPrefix(got.Bytes(), []byte(vc.line+"\r\n")) {
+			t.Errorf("%s record starts %q, want %s", rec.Type(), got.Bytes()[:min(got.Len(), 10)], vc.line)
 		}
 		if !bytes.Equal(got.Bytes(), want.Bytes()) {
 			t.Errorf("%s record: marshal wrote\n%q\ngowarc writes\n%q", rec.Type(), got.Bytes(), want.Bytes())

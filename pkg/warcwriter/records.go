@@ -17,16 +17,55 @@ import (
 	"github.com/nlnwa/gowarc"
 )
 
+// The space after the semicolon is what Heritrix writes and what IA's CDX
+// extractor matches: without it every CDX field of the record comes out
+// unknown.
 const (
-	contentTypeRequest  = "application/http;msgtype=request"
-	contentTypeResponse = "application/http;msgtype=response"
+	contentTypeRequest  = "application/http; msgtype=request"
+	contentTypeResponse = "application/http; msgtype=response"
 	contentTypeDNS      = "text/dns"
-	warcFormat          = "WARC File Format 1.1"
-	warcConformsTo      = "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
-	// warcDateLayout gives WARC-Date millisecond precision, which WARC 1.1
-	// allows and crawl.log timestamps have.
-	warcDateLayout = "2006-01-02T15:04:05.000Z"
 )
+
+// format is everything in a record that depends on the WARC version
+// written.
+type format struct {
+	version *gowarc.WarcVersion
+	// dateLayout formats WARC-Date and WARC-Refers-To-Date.
+	dateLayout string
+	// identicalPayload and notModified are the WARC-Profile URIs of the
+	// two kinds of revisit.
+	identicalPayload, notModified string
+	// name and conformsTo are the warcinfo fields "format" and "conformsTo".
+	name, conformsTo string
+}
+
+// formatOf returns the format of version (Version10 or Version11).
+func formatOf(version string) (format, error) {
+	switch version {
+	case Version10:
+		// WARC 1.0 allows no fraction of a second in a date, and tools
+		// written for it (IA's, hanzo warctools) parse exactly 14 digits.
+		return format{
+			version:          gowarc.V1_0,
+			dateLayout:       "2006-01-02T15:04:05Z",
+			identicalPayload: gowarc.ProfileIdenticalPayloadDigestV1_0,
+			notModified:      gowarc.ProfileServerNotModifiedV1_0,
+			name:             "WARC File Format 1.0",
+			conformsTo:       "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.0/",
+		}, nil
+	case Version11:
+		// Milliseconds, which WARC 1.1 allows and crawl.log timestamps have.
+		return format{
+			version:          gowarc.V1_1,
+			dateLayout:       "2006-01-02T15:04:05.000Z",
+			identicalPayload: gowarc.ProfileIdenticalPayloadDigestV1_1,
+			notModified:      gowarc.ProfileServerNotModifiedV1_1,
+			name:             "WARC File Format 1.1",
+			conformsTo:       "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+		}, nil
+	}
+	return format{}, fmt.Errorf("warcwriter config: Version %q is not %q or %q", version, Version10, Version11)
+}
 
 // gowarcOptionsMu serialises gowarc.NewRecordBuilder. Every call of it runs
 // uuid.EnableRandPool, an unsynchronised write to a global of
@@ -49,6 +88,7 @@ func newRecordID() (string, error) {
 // builder creates gowarc record builders with the writer's options.
 type builder struct {
 	bufferDir string
+	format    format
 }
 
 // httpOptions build request and response records. The block is the server's
@@ -107,7 +147,7 @@ func blockDigest(block []byte) string {
 
 func (b builder) common() []gowarc.WarcRecordOption {
 	return []gowarc.WarcRecordOption{
-		gowarc.WithVersion(gowarc.V1_1),
+		gowarc.WithVersion(b.format.version),
 		gowarc.WithRecordIdFunc(newRecordID),
 		gowarc.WithFixDigest(false),
 		gowarc.WithFixContentLength(false),
@@ -130,13 +170,13 @@ func (b builder) newRecord(rt gowarc.RecordType, opts []gowarc.WarcRecordOption,
 	if target != "" {
 		rb.AddWarcHeader(gowarc.WarcTargetURI, target)
 	}
-	rb.AddWarcHeader(gowarc.WarcDate, formatDate(date))
+	rb.AddWarcHeader(gowarc.WarcDate, b.formatDate(date))
 	rb.AddWarcHeader(gowarc.ContentType, contentType)
 	return rb, nil
 }
 
 // formatDate formats t for WARC-Date and WARC-Refers-To-Date.
-func formatDate(t time.Time) string { return t.UTC().Format(warcDateLayout) }
+func (b builder) formatDate(t time.Time) string { return t.UTC().Format(b.format.dateLayout) }
 
 // build finishes rb. Any validation finding is an ErrInvalidInput error:
 // gowarc computes Content-Length and WARC-Block-Digest itself, so a finding
@@ -282,15 +322,17 @@ func (b builder) revisit(c *Capture) (gowarc.WarcRecord, error) {
 		return nil, err
 	}
 	defer func() { _ = resp.Close() }()
-	profile := gowarc.ProfileIdenticalPayloadDigestV1_1
+	// The revisit keeps the response's Content-Type (application/http;
+	// msgtype=response), as Heritrix writes it for HTTP revisits.
+	profile := b.format.identicalPayload
 	if c.Revisit.NotModified {
-		profile = gowarc.ProfileServerNotModifiedV1_1
+		profile = b.format.notModified
 	}
 	rev, err := resp.ToRevisitRecord(&gowarc.RevisitRef{
 		Profile:        profile,
 		TargetRecordId: c.Revisit.RefersToRecordID,
 		TargetUri:      c.Revisit.RefersToURI,
-		TargetDate:     formatDate(c.Revisit.RefersToDate),
+		TargetDate:     b.formatDate(c.Revisit.RefersToDate),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("revisit record: %w", err)
@@ -410,8 +452,8 @@ func (b builder) warcinfo(cfg *Config, name string, date time.Time) (gowarc.Warc
 	rb.AddWarcHeader(gowarc.WarcFilename, name)
 	var sb strings.Builder
 	for _, f := range [][2]string{
-		{"software", cfg.Software}, {"hostname", cfg.Hostname}, {"format", warcFormat},
-		{"conformsTo", warcConformsTo}, {"isPartOf", cfg.CrawlName}, {"operator", cfg.Operator},
+		{"software", cfg.Software}, {"hostname", cfg.Hostname}, {"format", b.format.name},
+		{"conformsTo", b.format.conformsTo}, {"isPartOf", cfg.CrawlName}, {"operator", cfg.Operator},
 		{"robots", cfg.RobotsPolicy}, {"http-header-user-agent", cfg.UserAgent},
 	} {
 		if f[1] != "" {

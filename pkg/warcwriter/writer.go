@@ -59,7 +59,11 @@ func New(cfg Config, opts ...Option) (*Writer, error) {
 	if w.serial == nil {
 		w.serial = &SerialCounter{}
 	}
-	w.build = builder{bufferDir: w.bufferDir}
+	f, err := formatOf(cfg.Version)
+	if err != nil {
+		return nil, err
+	}
+	w.build = builder{bufferDir: w.bufferDir, format: f}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create warc dir %s: %w", cfg.Dir, err)
 	}

@@ -2,6 +2,7 @@ package warcwriter
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"io"
 	"net/http/httputil"
@@ -22,11 +23,20 @@ import (
 var fetchDate = time.Date(2025, 3, 4, 10, 11, 12, 345_000_000, time.UTC)
 
 // TestRoundTripStrict writes a capture with metadata, a revisit and a dns
-// record, and reads them back with gowarc failing on every finding.
+// record, and reads them back with gowarc failing on every finding, in
+// each WARC version.
 func TestRoundTripStrict(t *testing.T) {
+	for _, vc := range versionCases() {
+		t.Run(vc.name(), func(t *testing.T) { roundTripStrict(t, vc) })
+	}
+}
+
+func roundTripStrict(t *testing.T, vc versionCase) {
 	dir := t.TempDir()
 	reg := prometheus.NewRegistry()
-	w, closed := newTestWriter(t, testConfig(dir), WithRegisterer(reg))
+	cfg := testConfig(dir)
+	cfg.Version = vc.setting
+	w, closed := newTestWriter(t, cfg, WithRegisterer(reg))
 	ctx := context.Background()
 
 	first := newFetch("http://example.com/page", fetchDate, []byte("<html>hello</html>"), false)
@@ -71,6 +81,9 @@ func TestRoundTripStrict(t *testing.T) {
 	var gotTypes []gowarc.RecordType
 	for _, r := range recs {
 		gotTypes = append(gotTypes, r.typ)
+		if r.version != vc.line {
+			t.Errorf("record %s %s: version %s, want %s", r.typ, r.id, r.version, vc.line)
+		}
 		if !r.validation.Valid() {
 			t.Errorf("record %s %s: %v", r.typ, r.id, r.validation.String())
 		}
@@ -82,15 +95,15 @@ func TestRoundTripStrict(t *testing.T) {
 		t.Fatalf("record types = %v, want %v", gotTypes, wantTypes)
 	}
 
-	checkWarcinfo(t, recs[0], names[0])
+	checkWarcinfo(t, recs[0], names[0], vc)
 	for _, r := range recs[1:] {
 		wantHeader(t, r, gowarc.WarcWarcinfoID, "<"+recs[0].id+">")
 	}
-	checkCapture(t, first, recs[1], recs[2])
+	checkCapture(t, first, recs[1], recs[2], vc)
 	wantHeader(t, recs[2], gowarc.WarcBlockDigest, sha1Digest(first.raw))
 	checkMetadata(t, recs[3], recs[2].id)
-	checkCapture(t, again, recs[4], recs[5])
-	checkRevisit(t, again, recs[5], recs[2])
+	checkCapture(t, again, recs[4], recs[5], vc)
+	checkRevisit(t, again, recs[5], recs[2], vc)
 	checkDNS(t, recs[6], answer)
 
 	for _, c := range []struct {
@@ -136,18 +149,17 @@ func TestRoundTripStrict(t *testing.T) {
 	}
 }
 
-func checkWarcinfo(t *testing.T, r readRecord, name string) {
+func checkWarcinfo(t *testing.T, r readRecord, name string, vc versionCase) {
 	t.Helper()
 	wantHeader(t, r, gowarc.WarcFilename, name)
 	wantHeader(t, r, gowarc.ContentType, gowarc.ApplicationWarcFields)
-	wantHeader(t, r, gowarc.WarcDate, "2025-03-04T05:06:07.123Z")
+	wantHeader(t, r, gowarc.WarcDate, time.Date(2025, 3, 4, 5, 6, 7, 123_000_000, time.UTC).Format(vc.dateLayout))
 	if r.fields == nil {
 		t.Fatal("warcinfo block is not warc-fields")
 	}
 	for k, v := range map[string]string{
-		"software": "trawler/1.0", "hostname": "testhost", "format": "WARC File Format 1.1",
-		"conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
-		"isPartOf":   "npld-2025", "operator": "Web Archive <wa@example.org>", "robots": "obey",
+		"software": "trawler/1.0", "hostname": "testhost", "format": vc.format, "conformsTo": vc.conformsTo,
+		"isPartOf": "npld-2025", "operator": "Web Archive <wa@example.org>", "robots": "obey",
 		"http-header-user-agent": "trawler/1.0 (+https://example.org/crawler)",
 	} {
 		if got := r.fields.Get(k); got != v {
@@ -158,18 +170,19 @@ func checkWarcinfo(t *testing.T, r readRecord, name string) {
 
 // checkCapture checks the request record and the target, date and digest
 // of the response or revisit record.
-func checkCapture(t *testing.T, f testFetch, req, resp readRecord) {
+func checkCapture(t *testing.T, f testFetch, req, resp readRecord, vc versionCase) {
 	t.Helper()
 	for _, r := range []readRecord{req, resp} {
 		wantHeader(t, r, gowarc.WarcTargetURI, f.c.URL)
-		wantHeader(t, r, gowarc.WarcDate, f.c.Date.UTC().Format("2006-01-02T15:04:05.000Z"))
+		wantHeader(t, r, gowarc.WarcDate, f.c.Date.UTC().Format(vc.dateLayout))
 	}
-	wantHeader(t, req, gowarc.ContentType, "application/http;msgtype=request")
+	// With the space, as Heritrix writes it, in every version.
+	wantHeader(t, req, gowarc.ContentType, "application/http; msgtype=request")
 	wantHeader(t, req, gowarc.WarcConcurrentTo, "<"+resp.id+">")
 	if !bytes.Equal(req.block, f.request) {
 		t.Errorf("request block = %q, want %q", req.block, f.request)
 	}
-	wantHeader(t, resp, gowarc.ContentType, "application/http;msgtype=response")
+	wantHeader(t, resp, gowarc.ContentType, "application/http; msgtype=response")
 	wantHeader(t, resp, gowarc.WarcIPAddress, f.c.IP)
 	wantHeader(t, resp, gowarc.WarcPayloadDigest, sha1Digest(f.entity))
 	if resp.typ == gowarc.Response && !bytes.Equal(resp.block, f.raw) {
@@ -193,9 +206,9 @@ func checkMetadata(t *testing.T, r readRecord, responseID string) {
 	}
 }
 
-func checkRevisit(t *testing.T, f testFetch, r, original readRecord) {
+func checkRevisit(t *testing.T, f testFetch, r, original readRecord, vc versionCase) {
 	t.Helper()
-	wantHeader(t, r, gowarc.WarcProfile, gowarc.ProfileIdenticalPayloadDigestV1_1)
+	wantHeader(t, r, gowarc.WarcProfile, vc.identical)
 	wantHeader(t, r, gowarc.WarcRefersToTargetURI, f.c.Revisit.RefersToURI)
 	wantHeader(t, r, gowarc.WarcRefersToDate, original.h.Get(gowarc.WarcDate))
 	wantHeader(t, r, gowarc.WarcPayloadDigest, original.h.Get(gowarc.WarcPayloadDigest))
@@ -241,7 +254,7 @@ func TestChunkedPayloadDigest(t *testing.T) {
 		t.Fatalf("got %d records, want warcinfo, request, response", len(recs))
 	}
 	resp := recs[2]
-	checkCapture(t, f, recs[1], resp)
+	checkCapture(t, f, recs[1], resp, versionCases()[0])
 	if sha1Digest(f.entity) == sha1Digest(f.raw[len(f.header):]) {
 		t.Fatal("test body is not chunked")
 	}
@@ -261,45 +274,98 @@ func TestChunkedPayloadDigest(t *testing.T) {
 	}
 }
 
-// TestRevisitRefersToRecordID checks the optional WARC-Refers-To field.
+// TestRevisitRefersToRecordID checks the optional WARC-Refers-To field and
+// the precision of WARC-Refers-To-Date in each version.
 func TestRevisitRefersToRecordID(t *testing.T) {
-	dir := t.TempDir()
-	w, _ := newTestWriter(t, testConfig(dir))
-	f := newFetch("http://example.com/r", fetchDate, []byte("same"), false)
-	f.c.Revisit = &Revisit{RefersToURI: "http://example.com/r", RefersToDate: fetchDate.Add(-time.Hour),
-		RefersToRecordID: "<urn:uuid:12345678-1234-4234-8234-123456789abc>"}
-	loc, err := w.WriteCapture(context.Background(), f.c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	r := readMember(t, dir, loc)
-	wantHeader(t, r, gowarc.WarcType, "revisit")
-	wantHeader(t, r, gowarc.WarcRefersTo, "<urn:uuid:12345678-1234-4234-8234-123456789abc>")
-	wantHeader(t, r, gowarc.WarcRefersToDate, "2025-03-04T09:11:12.345Z")
-	if !r.validation.Valid() {
-		t.Error(r.validation.String())
+	for _, tc := range []struct{ version, refersToDate string }{
+		{"", "2025-03-04T09:11:12Z"},
+		{"1.0", "2025-03-04T09:11:12Z"},
+		{"1.1", "2025-03-04T09:11:12.345Z"},
+	} {
+		t.Run(cmp.Or(tc.version, "default"), func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := testConfig(dir)
+			cfg.Version = tc.version
+			w, _ := newTestWriter(t, cfg)
+			f := newFetch("http://example.com/r", fetchDate, []byte("same"), false)
+			f.c.Revisit = &Revisit{RefersToURI: "http://example.com/r", RefersToDate: fetchDate.Add(-time.Hour),
+				RefersToRecordID: "<urn:uuid:12345678-1234-4234-8234-123456789abc>"}
+			loc, err := w.WriteCapture(context.Background(), f.c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			r := readMember(t, dir, loc)
+			wantHeader(t, r, gowarc.WarcType, "revisit")
+			wantHeader(t, r, gowarc.WarcRefersTo, "<urn:uuid:12345678-1234-4234-8234-123456789abc>")
+			wantHeader(t, r, gowarc.WarcRefersToDate, tc.refersToDate)
+			if !r.validation.Valid() {
+				t.Error(r.validation.String())
+			}
+		})
 	}
 }
 
 // TestRevisitNotModified checks the server-not-modified profile written for
-// a 304 answer to a conditional request.
+// a 304 answer to a conditional request, with the URI of the version
+// written.
 func TestRevisitNotModified(t *testing.T) {
-	dir := t.TempDir()
-	w, _ := newTestWriter(t, testConfig(dir))
-	f := newFetch("http://example.com/nm", fetchDate, nil, false)
-	f.c.Revisit = &Revisit{RefersToURI: "http://example.com/nm", RefersToDate: fetchDate.Add(-time.Hour), NotModified: true}
-	loc, err := w.WriteCapture(context.Background(), f.c)
-	if err != nil {
-		t.Fatal(err)
+	for _, vc := range versionCases() {
+		t.Run(vc.name(), func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := testConfig(dir)
+			cfg.Version = vc.setting
+			w, _ := newTestWriter(t, cfg)
+			f := newFetch("http://example.com/nm", fetchDate, nil, false)
+			f.c.Revisit = &Revisit{RefersToURI: "http://example.com/nm", RefersToDate: fetchDate.Add(-time.Hour), NotModified: true}
+			loc, err := w.WriteCapture(context.Background(), f.c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			r := readMember(t, dir, loc)
+			if r.version != vc.line {
+				t.Errorf("version %s, want %s", r.version, vc.line)
+			}
+			wantHeader(t, r, gowarc.WarcType, "revisit")
+			wantHeader(t, r, gowarc.WarcProfile, vc.notModified)
+			wantHeader(t, r, gowarc.WarcRefersToTargetURI, "http://example.com/nm")
+			wantHeader(t, r, gowarc.ContentType, "application/http; msgtype=response")
+		})
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
+}
+
+// TestWARCDateLayout pins the WARC-Date text of each version: Heritrix's 14
+// digits for 1.0 (no fraction, which IA's and hanzo's tools reject), and
+// milliseconds for 1.1.
+func TestWARCDateLayout(t *testing.T) {
+	date := time.Date(2026, 1, 2, 3, 4, 5, 678_900_000, time.FixedZone("CET", 3600))
+	for _, tc := range []struct{ version, line, want string }{
+		{"", "WARC/1.0", "2026-01-02T02:04:05Z"},
+		{"1.0", "WARC/1.0", "2026-01-02T02:04:05Z"},
+		{"1.1", "WARC/1.1", "2026-01-02T02:04:05.678Z"},
+	} {
+		t.Run(cmp.Or(tc.version, "default"), func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := testConfig(dir)
+			cfg.Version = tc.version
+			w, _ := newTestWriter(t, cfg)
+			loc, err := w.WriteDNS(context.Background(), "example.com", date, "192.0.2.53", []byte("20260102020405\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			r := readMember(t, dir, loc)
+			if r.version != tc.line {
+				t.Errorf("version %s, want %s", r.version, tc.line)
+			}
+			wantHeader(t, r, gowarc.WarcDate, tc.want)
+		})
 	}
-	r := readMember(t, dir, loc)
-	wantHeader(t, r, gowarc.WarcType, "revisit")
-	wantHeader(t, r, gowarc.WarcProfile, gowarc.ProfileServerNotModifiedV1_1)
-	wantHeader(t, r, gowarc.WarcRefersToTargetURI, "http://example.com/nm")
 }

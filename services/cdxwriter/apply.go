@@ -22,14 +22,15 @@ func (w *Writer) handle(ctx context.Context, batch []kafka.Item[event]) error {
 	start := time.Now()
 	lines := make([]cdx.Line, 0, len(batch))
 	owners := make([]*kgo.Record, 0, len(batch)) // owners[i] sent lines[i]
-	updates := make([]recentdb.Update, 0, len(batch))
+	updates := map[*recentdb.DB][]recentdb.Update{}
 	for _, it := range batch {
 		if it.Value.line != nil {
 			lines = append(lines, *it.Value.line)
 			owners = append(owners, it.Record)
 		}
 		if it.Value.update != nil {
-			updates = append(updates, *it.Value.update)
+			db := w.history(it.Value.stream)
+			updates[db] = append(updates[db], *it.Value.update)
 		}
 	}
 	idxErr := make(chan error, 1)
@@ -45,14 +46,25 @@ func (w *Writer) handle(ctx context.Context, batch []kafka.Item[event]) error {
 	return nil
 }
 
-// putRecent writes the recently-crawled updates.
-func (w *Writer) putRecent(ctx context.Context, updates []recentdb.Update) error {
+// history is the recently-crawled DB of a stream; an event of a crawl
+// without streams, or one naming none, goes to the default.
+func (w *Writer) history(stream string) *recentdb.DB {
+	if db, ok := w.histories[stream]; ok {
+		return db
+	}
+	return w.recent
+}
+
+// putRecent writes the recently-crawled updates, each to its stream's DB.
+func (w *Writer) putRecent(ctx context.Context, updates map[*recentdb.DB][]recentdb.Update) error {
 	if len(updates) == 0 {
 		return nil
 	}
 	start := time.Now()
-	if err := w.recent.Put(ctx, updates); err != nil {
-		return err
+	for db, us := range updates {
+		if err := db.Put(ctx, us); err != nil {
+			return err
+		}
 	}
 	w.m.applySecs.WithLabelValues("recent").Observe(time.Since(start).Seconds())
 	return nil

@@ -63,7 +63,7 @@ func BenchmarkApply(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = ix.Close() })
-	w, err := New(Config{Crawl: "fc", DataDir: b.TempDir(), RecentTTL: DefaultRecentTTL},
+	w, err := New(Config{Crawl: "fc", Stream: "npld", DataDir: b.TempDir(), RecentTTL: DefaultRecentTTL},
 		Deps{Kafka: kafka.Config{Brokers: []string{"127.0.0.1:9"}}, Redis: rdb, Index: ix})
 	if err != nil {
 		b.Fatal(err)
@@ -186,7 +186,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	cfg := Config{Crawl: "fc", DataDir: b.TempDir(), RecentTTL: DefaultRecentTTL, Batch: DefaultBatch, Consumers: DefaultConsumers}
+	cfg := Config{Crawl: "fc", Stream: "npld", DataDir: b.TempDir(), RecentTTL: DefaultRecentTTL, Batch: DefaultBatch, Consumers: DefaultConsumers}
 	reg := prometheus.NewRegistry()
 	w, err := New(cfg, Deps{Kafka: kc, Redis: rdb, Registerer: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {

@@ -28,6 +28,11 @@ type Config struct {
 	// Crawl is the crawl whose crawled topic is indexed (fc, dc). It is
 	// also the index collection and the recently-crawled DB's namespace.
 	Crawl string `yaml:"crawl"`
+	// Stream is the frequent crawl's stream (npld, bypm) whose history
+	// gets the captures of events that name none (extra_info "stream"):
+	// events of other producers, such as UKWA's Heritrix. Trawler's
+	// workers name theirs. Ignored for dc, which has one history.
+	Stream string `yaml:"stream"`
 	// DataDir holds the Pebble index, under cdx/.
 	DataDir string `yaml:"data"`
 	// CDXAddr is the listen address of the OutbackCDX API; empty: none.
@@ -52,6 +57,7 @@ type Config struct {
 // RegisterFlags sets the defaults and registers the cdxwriter flags.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Crawl, "crawl", "fc", "crawl whose crawled topic to index: fc or dc (also the index collection)")
+	fs.StringVar(&c.Stream, "stream", "npld", "fc: the stream (npld or bypm) whose recently-crawled history gets events that name no stream")
 	fs.StringVar(&c.DataDir, "data", "./trawler-data", "data directory; the CDX index is kept under <data>/cdx")
 	fs.StringVar(&c.CDXAddr, "cdx-addr", DefaultCDXAddr, "listen address of the OutbackCDX-compatible query API (empty: none)")
 	fs.StringVar(&c.ForwardURL, "forward-url", "", "external OutbackCDX base URL to forward CDX11 lines to, as <url>/<crawl> (empty: none)")
@@ -66,6 +72,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.Crawl != "fc" && c.Crawl != "dc" {
 		errs = append(errs, fmt.Errorf("cdxwriter: crawl %q: want fc or dc", c.Crawl))
+	}
+	if c.Crawl == "fc" && !knownStream(c.Stream) {
+		errs = append(errs, fmt.Errorf("cdxwriter: stream %q: want npld or bypm", c.Stream))
 	}
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("cdxwriter: data directory is required"))

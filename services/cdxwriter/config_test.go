@@ -30,12 +30,14 @@ func TestConfigFlagsAndDefaults(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	good := Config{Crawl: "fc", DataDir: "d", CDXAddr: ":8081"}
+	good := Config{Crawl: "fc", Stream: "npld", DataDir: "d", CDXAddr: ":8081"}
 	cases := []struct {
 		mod     func(*Config)
 		wantErr string
 	}{
 		{func(c *Config) { c.Crawl = "xx" }, `crawl "xx"`},
+		{func(c *Config) { c.Stream = "" }, `stream ""`},
+		{func(c *Config) { c.Stream = "other" }, `stream "other"`},
 		{func(c *Config) { c.DataDir = "" }, "data directory"},
 		{func(c *Config) { c.CDXAddr = "8081" }, "cdx-addr"},
 		{func(c *Config) { c.ForwardURL = "outback:8080" }, "forward-url"},

@@ -38,6 +38,9 @@ type event struct {
 	// failLine is the UKWA-style line of a failed fetch, for forwarding.
 	failLine *cdx.Line
 	result   string
+	// stream is the stream whose history the update belongs to, as the
+	// event names it; "" for the writer's default (see Config.Stream).
+	stream string
 }
 
 // decodeRecord is the consumers' Decode: errors send the record to the DLQ.
@@ -68,6 +71,10 @@ func prepare(ev messages.Crawled) (event, error) {
 	if err != nil {
 		return event{}, err
 	}
+	if e.stream = recentdb.Stream(ev, ""); e.stream != "" && !knownStream(e.stream) {
+		return event{}, fmt.Errorf("crawled event for %s: extra_info.%s %q: want npld or bypm",
+			ev.URL, recentdb.ExtraStream, e.stream)
+	}
 	switch {
 	case skip != "" && e.line != nil:
 		e.result = resultIndexOnly
@@ -81,6 +88,10 @@ func prepare(ev messages.Crawled) (event, error) {
 	}
 	return e, nil
 }
+
+// knownStream reports whether s is a stream of the frequent crawl. An
+// event naming another would open a history no worker reads.
+func knownStream(s string) bool { return s == "npld" || s == "bypm" }
 
 // checkText rejects NUL bytes, which no URL or file name has and which the
 // index's keys cannot hold.

@@ -101,6 +101,7 @@ func TestPrepareBadEvents(t *testing.T) {
 		{`{"url":"http://x/\u0000","status_code":200,"timestamp":"2024-01-17T09:00:03.120Z"}`, "NUL byte"},
 		{`{"url":"http://x/","status_code":200,"timestamp":"2024-01-17T09:00:03.120Z","warc_filename":"a\u0000b","warc_offset":1}`, "warc_filename"},
 		{`{"url":"http://x/","status_code":200,"timestamp":"2024-01-17T09:00:03.120Z","extra_info":{"lastModified":["x"]}}`, "extra_info.lastModified"},
+		{`{"url":"http://x/","status_code":200,"timestamp":"2024-01-17T09:00:03.120Z","extra_info":{"stream":"other"}}`, `extra_info.stream "other": want npld or bypm`},
 	}
 	for _, tc := range cases {
 		_, err := decodeRecord(&kgo.Record{Value: []byte(tc.value)})

@@ -66,16 +66,19 @@ type Deps struct {
 
 // Writer is the cdxwriter role.
 type Writer struct {
-	cfg     Config
-	d       Deps
-	log     *slog.Logger
-	m       *metrics
-	recent  *recentdb.DB
-	index   Index
-	dlq     *kgo.Client // set during Run: dead-letters lines the index rejects
-	fw      *cdxforward.Forwarder
-	apiAddr atomic.Value // string, once the API listens
-	running atomic.Bool
+	cfg    Config
+	d      Deps
+	log    *slog.Logger
+	m      *metrics
+	recent *recentdb.DB
+	// histories are the recently-crawled DBs by stream ("" for the
+	// default, recent): streams never share history.
+	histories map[string]*recentdb.DB
+	index     Index
+	dlq       *kgo.Client // set during Run: dead-letters lines the index rejects
+	fw        *cdxforward.Forwarder
+	apiAddr   atomic.Value // string, once the API listens
+	running   atomic.Bool
 }
 
 // New validates the configuration and builds the writer; Run connects.
@@ -89,10 +92,11 @@ func New(cfg Config, d Deps) (*Writer, error) {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	recent, err := recentdb.New(d.Redis, recentdb.Options{Crawl: cfg.Crawl, TTL: cfg.RecentTTL, Logger: d.Logger})
+	histories, err := openHistories(cfg, d)
 	if err != nil {
 		return nil, fmt.Errorf("cdxwriter: %w", err)
 	}
+	recent := histories[""]
 	if d.LagInterval <= 0 {
 		d.LagInterval = 15 * time.Second
 	}
@@ -100,7 +104,7 @@ func New(cfg Config, d Deps) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cdxwriter metrics: %w", err)
 	}
-	w := &Writer{cfg: cfg, d: d, log: d.Logger, m: m, recent: recent, index: d.Index}
+	w := &Writer{cfg: cfg, d: d, log: d.Logger, m: m, recent: recent, histories: histories, index: d.Index}
 	if cfg.ForwardURL != "" {
 		w.fw, err = cdxforward.New(cdxforward.Options{URL: cfg.ForwardURL, Collection: cfg.Collection(),
 			Client: d.ForwardClient, Logger: d.Logger, Registerer: d.Registerer})
@@ -112,8 +116,30 @@ func New(cfg Config, d Deps) (*Writer, error) {
 	return w, nil
 }
 
-// Recent is the recently-crawled DB the writer fills.
+// Recent is the recently-crawled DB the writer fills for events that name
+// no stream (Config.Stream's history).
 func (w *Writer) Recent() *recentdb.DB { return w.recent }
+
+// openHistories opens the recently-crawled DB of each stream of the crawl:
+// for fc, npld and bypm (and "" for Config.Stream's); for dc, one.
+func openHistories(cfg Config, d Deps) (map[string]*recentdb.DB, error) {
+	opts := recentdb.Options{Crawl: cfg.Crawl, TTL: cfg.RecentTTL, Logger: d.Logger}
+	if cfg.Crawl != "fc" {
+		db, err := recentdb.New(d.Redis, opts)
+		return map[string]*recentdb.DB{"": db}, err
+	}
+	out := map[string]*recentdb.DB{}
+	for _, s := range []string{"npld", "bypm"} {
+		opts.Stream = s
+		db, err := recentdb.New(d.Redis, opts)
+		if err != nil {
+			return nil, err
+		}
+		out[s] = db
+	}
+	out[""] = out[cfg.Stream]
+	return out, nil
+}
 
 // APIAddr is the address the OutbackCDX API listens on; empty until Run
 // has started it, or when there is none.

@@ -48,9 +48,9 @@ func newHarness(t *testing.T, partitions int32) *harness {
 	kc, cl := embeddedtest.Kafka(t, partitions)
 	rdb := embeddedtest.Redis(t)
 	h := &harness{kc: kc, cl: cl, rdb: rdb,
-		cfg: Config{Crawl: "fc", DataDir: t.TempDir(), CDXAddr: "127.0.0.1:0", ForwardFailures: true, Batch: 100, Consumers: 2}}
+		cfg: Config{Crawl: "fc", Stream: "npld", DataDir: t.TempDir(), CDXAddr: "127.0.0.1:0", ForwardFailures: true, Batch: 100, Consumers: 2}}
 	var err error
-	if h.recdb, err = recentdb.New(rdb, recentdb.Options{Crawl: "fc"}); err != nil {
+	if h.recdb, err = recentdb.New(rdb, recentdb.Options{Crawl: "fc", Stream: "npld"}); err != nil {
 		t.Fatal(err)
 	}
 	return h

@@ -16,6 +16,10 @@ type Config struct {
 	Seeds     []string
 	Feeds     []string
 	UntilIdle bool
+	// UntilIdleIgnoreRetries (with UntilIdle) also ends the run when all
+	// that is left waits for a retry (hosts whose name does not resolve,
+	// robots.txt timing out): by default --until-idle waits those out.
+	UntilIdleIgnoreRetries bool
 	// Relaunch launches the seeds as a new launch: with a launch timestamp
 	// inherited to every depth, so they and everything they reach are
 	// crawled again once, whatever the recrawl interval.
@@ -61,7 +65,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var((*stringList)(&c.Seeds), "seed", "seed URL to crawl (repeatable, or comma-separated)")
 	fs.Var((*stringList)(&c.Feeds), "feed", "W3ACT crawl feed (file, directory or URL) whose active targets are launched (repeatable)")
 	fs.BoolVar(&c.Relaunch, "relaunch", false, "launch the seeds as a new launch: crawl them and all they reach again (default: continue the crawl in --data)")
-	fs.BoolVar(&c.UntilIdle, "until-idle", false, "exit once nothing is queued or in flight, after writing the summary")
+	fs.BoolVar(&c.UntilIdle, "until-idle", false, "exit once nothing is queued or in flight, after writing the summary; URIs waiting for a retry (retryDelaySeconds) are waited for")
+	fs.BoolVar(&c.UntilIdleIgnoreRetries, "until-idle-ignore-retries", false, "with --until-idle, also exit when every URI left waits for a retry (they stay queued for a later run)")
 	fs.StringVar(&c.Kafka, "kafka", "", "external Kafka brokers (comma-separated); empty runs the embedded broker")
 	fs.StringVar(&c.Redis, "redis", "", "external Redis address; empty runs an embedded Redis")
 	fs.StringVar(&c.RedisPassword, "redis-password", "", "password for the external Redis")

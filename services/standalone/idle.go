@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/trawler-crawl/trawler/pkg/frontier"
 	"github.com/trawler-crawl/trawler/pkg/hostkey"
 	"github.com/trawler-crawl/trawler/pkg/kafka"
 	"github.com/trawler-crawl/trawler/pkg/messages"
@@ -97,7 +98,7 @@ const (
 // or in flight and every consumer caught up, seen twice in a row; only
 // with untilIdle), or a crawl limit stopped the worker claiming and what it
 // had in flight is finished and indexed, or ctx ends. It returns why.
-func waitEnd(ctx context.Context, cl *cluster, w *worker.Worker, wcfg worker.Config, ccfg cdxwriter.Config, untilIdle bool, log *slog.Logger) (string, error) {
+func waitEnd(ctx context.Context, cl *cluster, w *worker.Worker, wcfg worker.Config, ccfg cdxwriter.Config, rule idleRule, log *slog.Logger) (string, error) {
 	kc, err := kafka.NewClient(cl.kafka)
 	if err != nil {
 		return endedInterrupted, err
@@ -115,8 +116,7 @@ func waitEnd(ctx context.Context, cl *cluster, w *worker.Worker, wcfg worker.Con
 			return endedInterrupted, ctx.Err()
 		case <-progress.C:
 			st, _ := w.Frontier().Stats(ctx)
-			log.Info("crawling", "queued", st.Queued, "in_flight", st.InFlight, "ready_hosts", st.ReadyHosts,
-				"snoozed_hosts", st.SnoozedHosts)
+			log.Info("crawling", progressAttrs(st, time.Now())...)
 		case <-t.C:
 			if limit := w.LimitReached(); limit != "" {
 				if drained(ctx, adm, w, ccfg) {
@@ -124,10 +124,10 @@ func waitEnd(ctx context.Context, cl *cluster, w *worker.Worker, wcfg worker.Con
 				}
 				continue
 			}
-			if !untilIdle {
+			if !rule.untilIdle {
 				continue
 			}
-			idle, err := isIdle(ctx, adm, w, wcfg, ccfg)
+			idle, err := isIdle(ctx, adm, w, wcfg, ccfg, rule.ignoreRetries)
 			if err != nil {
 				log.Debug("idle check", "err", err)
 				quiet = 0
@@ -155,9 +155,9 @@ func drained(ctx context.Context, adm *kadm.Client, w *worker.Worker, ccfg cdxwr
 	return err == nil && lag == 0
 }
 
-func isIdle(ctx context.Context, adm *kadm.Client, w *worker.Worker, wcfg worker.Config, ccfg cdxwriter.Config) (bool, error) {
+func isIdle(ctx context.Context, adm *kadm.Client, w *worker.Worker, wcfg worker.Config, ccfg cdxwriter.Config, ignoreRetries bool) (bool, error) {
 	st, err := w.Frontier().Stats(ctx)
-	if err != nil || st.Queued > 0 || st.InFlight > 0 {
+	if err != nil || !frontierDone(st, ignoreRetries) {
 		return false, err
 	}
 	for _, gt := range [][2]string{{"trawler-worker-" + wcfg.Name(), wcfg.ToCrawlTopic()}, {ccfg.Group(), ccfg.Topic()}} {
@@ -198,4 +198,31 @@ func groupLag(ctx context.Context, adm *kadm.Client, group, topic string) (int64
 		}
 	})
 	return lag, nil
+}
+
+// idleRule is when a run ends by itself: with untilIdle once the crawl is
+// idle; with ignoreRetries too when all that is left waits for a retry.
+type idleRule struct{ untilIdle, ignoreRetries bool }
+
+// frontierDone reports a frontier with nothing left to do: nothing queued
+// or in flight, or (ignoreRetries) nothing in flight and every queued URI
+// waiting for a retry, which stays queued for a later run.
+func frontierDone(st frontier.Stats, ignoreRetries bool) bool {
+	if st.Queued == 0 && st.InFlight == 0 {
+		return true
+	}
+	return ignoreRetries && st.OnlyRetriesLeft()
+}
+
+// progressAttrs are the periodic progress line's fields: the queues, and
+// the URIs that wait for a retry with when the first is due, so a crawl
+// that only waits says so.
+func progressAttrs(st frontier.Stats, now time.Time) []any {
+	attrs := []any{"queued", st.Queued, "in_flight", st.InFlight, "ready_hosts", st.ReadyHosts,
+		"snoozed_hosts", st.SnoozedHosts}
+	if st.RetryURIs > 0 {
+		attrs = append(attrs, "waiting_for_retry", st.RetryURIs, "retry_hosts", st.RetryHosts,
+			"next_retry_in", st.NextRetry.Sub(now).Round(time.Second))
+	}
+	return attrs
 }

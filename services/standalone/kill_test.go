@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -12,12 +14,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/nlnwa/gowarc"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -271,5 +275,81 @@ func TestStandaloneKillRestart(t *testing.T) {
 	records := validateWARCs(t, files)
 	if missing, _, _ := diffCrawl(want, records); len(missing) > 0 {
 		t.Fatalf("URLs with an event but no complete record: %v", missing)
+	}
+	checkLogMatchesCaptures(t, spec.DataDir)
+}
+
+// checkLogMatchesCaptures checks that crawl.log, after the kills, holds
+// exactly one line per capture in the WARCs (response, revisit and
+// resource records, dns: included), matched by URL and fetch start to the
+// second (the WARC-Date): every line of a status above 0 is a capture.
+func checkLogMatchesCaptures(t *testing.T, dataDir string) {
+	t.Helper()
+	captures := map[string]int{}
+	for _, dir := range []string{"warcs", "warcs-viral"} {
+		files, _ := filepath.Glob(filepath.Join(dataDir, dir, "fc-npld", "*.warc.gz"))
+		for _, name := range files {
+			r, err := gowarc.NewWarcFileReader(name, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for {
+				rec, _, _, err := r.Next()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				switch rec.Type() {
+				case gowarc.Response, gowarc.Revisit, gowarc.Resource:
+					h := rec.WarcHeader()
+					date, err := time.Parse(time.RFC3339Nano, h.Get(gowarc.WarcDate))
+					if err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					captures[strings.Trim(h.Get(gowarc.WarcTargetURI), "<>")+" "+date.UTC().Format("20060102150405")]++
+				}
+				_ = rec.Close()
+			}
+			_ = r.Close()
+		}
+	}
+	lines := map[string]int{}
+	logs, _ := filepath.Glob(filepath.Join(dataDir, "logs", "fc-npld", "crawl.log*"))
+	for _, name := range logs {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+			f := strings.Fields(line)
+			if len(f) != 12 || !strings.HasPrefix(f[7], "#") {
+				t.Fatalf("%s: line not in Heritrix's 12 columns: %q", name, line)
+			}
+			if status, _ := strconv.Atoi(f[1]); status > 0 {
+				lines[f[3]+" "+f[8][:min(14, len(f[8]))]]++
+			}
+		}
+	}
+	var missing, extra []string
+	total := 0
+	for k, n := range captures {
+		total += n
+		for range n - lines[k] {
+			missing = append(missing, k)
+		}
+	}
+	for k, n := range lines {
+		for range n - captures[k] {
+			extra = append(extra, k)
+		}
+	}
+	t.Logf("%d captures in the WARCs", total)
+	if len(missing)+len(extra) > 0 {
+		sort.Strings(missing)
+		sort.Strings(extra)
+		t.Fatalf("crawl.log does not match the WARCs one to one:\n%d captures without a line: %v\n%d lines without a capture: %v",
+			len(missing), missing, len(extra), extra)
 	}
 }

@@ -37,6 +37,11 @@ func recoverFrontier(ctx context.Context, cfg Config, cl *cluster, w *worker.Wor
 		}
 		log.Info("frontier rebuilt from the journal", "finished", rep.Finished, "admitted", rep.Admitted,
 			"queued", rep.Queued, "skipped", rep.Skipped, "malformed", rep.Malformed)
+		// The worker read Redis before the rebuild restored the seeds and
+		// launch sheets: its first claims must not use what it read then.
+		if err := w.ReloadLaunchState(ctx); err != nil {
+			return fmt.Errorf("rebuild frontier: %w", err)
+		}
 		return nil
 	}
 	if cfg.Redis != "" {

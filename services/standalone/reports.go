@@ -22,7 +22,7 @@ func ReportsDir(dataDir string) string { return filepath.Join(dataDir, "reports"
 // job ends.
 func writeReports(ctx context.Context, cl *cluster, cfg Config, wcfg worker.Config, w *worker.Worker,
 	crawlName string, info reports.RunInfo, log *slog.Logger) error {
-	agg := reports.New(reports.Options{CrawlName: crawlName, Seeds: cfg.Seeds})
+	agg := reports.New(reports.Options{CrawlName: crawlName, Seeds: cfg.Seeds, RedirectSeedHops: w.SeedRedirectHops()})
 	j := worker.NewJournal(cl.kafka, wcfg, crawlName, log.With("role", "reports"))
 	bad, err := j.Events(ctx, agg.Add)
 	if err != nil {
@@ -31,13 +31,13 @@ func writeReports(ctx context.Context, cl *cluster, cfg Config, wcfg worker.Conf
 	if bad > 0 || agg.Bad() > 0 {
 		log.Warn("crawled events left out of the reports", "undecodable", bad, "unusable", agg.Bad())
 	}
-	info.Remaining = func(host string) int64 {
-		h, err := w.Frontier().Host(ctx, host)
-		if err != nil {
-			return 0
-		}
-		return h.Queued
+	// The report's rows are host names and the frontier's queues are
+	// host:port, so #remaining adds up every port of a host.
+	queued, err := w.Frontier().QueuedByHostName(ctx)
+	if err != nil {
+		log.Warn("reports: #remaining left at 0", "err", err)
 	}
+	info.Remaining = func(host string) int64 { return queued[host] }
 	dir := ReportsDir(cfg.DataDir)
 	if err := agg.WriteAll(dir, info); err != nil {
 		return fmt.Errorf("reports: %w", err)
@@ -51,9 +51,9 @@ func crawlStatus(endedBy string) string {
 	switch endedBy {
 	case endedIdle:
 		return "Finished"
-	case frontier.LimitDocuments:
+	case frontier.LimitDocuments, frontier.LimitNovelURIs:
 		return "Finished - Maximum number of documents limit hit"
-	case frontier.LimitBytes:
+	case frontier.LimitBytes, frontier.LimitNovelSize:
 		return "Finished - Maximum amount of data limit hit"
 	case frontier.LimitTime:
 		return "Finished - Timelimit hit"

@@ -168,7 +168,7 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	if err := recoverFrontier(ctx, cfg, cl, w, wcfg, d.Profile, log); err != nil {
 		return nil, err
 	}
-	ccfg := cdxwriter.Config{Crawl: cfg.Crawl, DataDir: cfg.DataDir, CDXAddr: cfg.CDXAddr}
+	ccfg := cdxwriter.Config{Crawl: cfg.Crawl, Stream: cfg.Stream, DataDir: cfg.DataDir, CDXAddr: cfg.CDXAddr}
 	ix, err := cdxindex.Open(ccfg.IndexDir(), cdxindex.Options{Logger: log.With("role", "cdxindex"), Registerer: d.Registry})
 	if err != nil {
 		return nil, err
@@ -183,6 +183,14 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 		return nil, err
 	}
 
+	if cfg.Relaunch {
+		// A relaunch is a new job run: maxTimeSeconds counts from now, as
+		// Heritrix's elapsed time is per run. Without it a run on the same
+		// data directory continues the crawl, and its clock.
+		if err := w.Frontier().RestartCrawlClock(ctx); err != nil {
+			return nil, err
+		}
+	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup
@@ -206,7 +214,7 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	}
 	log.Info("launched", "urls", launched)
 
-	endedBy, waitErr := waitEnd(runCtx, cl, w, wcfg, ccfg, cfg.UntilIdle, log)
+	endedBy, waitErr := waitEnd(runCtx, cl, w, wcfg, ccfg, idleRule{cfg.UntilIdle, cfg.UntilIdleIgnoreRetries}, log)
 	stop()
 	wg.Wait()
 	close(errs)

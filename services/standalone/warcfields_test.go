@@ -41,9 +41,9 @@ func (r warcRec) String() string {
 }
 
 var (
-	// WARC 1.1 allows W3C-ISO8601 dates with a fraction of a second; the
-	// writer gives milliseconds, as crawl.log has them.
-	warcDateRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
+	// WARC/1.0, the default, has Heritrix's 14-digit dates: no fraction of
+	// a second, which IA's and hanzo's tools would reject.
+	warcDateRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`)
 	recordIDRE = regexp.MustCompile(`^<urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}>$`)
 )
 
@@ -53,7 +53,7 @@ const heritrixAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,*/
 // The synthetic web is crawled twice (the second crawl a new launch, with
 // unconditional requests), then every record is read back by gowarc with
 // strict validation (every block and payload digest checked), and the
-// records of one known page and its host are checked field by field against WARC 1.1 and
+// records of one known page and its host are checked field by field against WARC 1.0 and
 // what Heritrix3 writes: warcinfo, request, response, metadata (with the
 // page's real outlinks), the second crawl's identical-payload-digest
 // revisit and the dns: lookup.
@@ -232,8 +232,8 @@ func checkWarcinfo(t *testing.T, recs []warcRec, p profile.Profile) {
 	want := [][2]string{
 		{"software", "trawler/test (" + host + ")"},
 		{"hostname", nameHost},
-		{"format", "WARC File Format 1.1"},
-		{"conformsTo", "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"},
+		{"format", "WARC File Format 1.0"},
+		{"conformsTo", "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.0/"},
 		{"isPartOf", p.Crawl.Name},
 		{"operator", p.Crawl.Operator},
 		{"robots", p.Robots.Policy},
@@ -331,16 +331,23 @@ func checkCapture(t *testing.T, recs []warcRec, page string, p profile.Profile, 
 		}
 	}
 
-	// The request exactly as Heritrix sends it: HTTP/1.0, Connection: close.
+	// The request exactly as Heritrix sends it: HTTP/1.0, Connection: close,
+	// the via (from the metadata record) as Referer.
 	pu, _ := url.Parse(page)
 	wantReq := "GET " + pu.RequestURI() + " HTTP/1.0\r\nHost: " + pu.Host + "\r\nUser-Agent: " + p.UserAgent("test") +
-		"\r\nConnection: close\r\nAccept: " + heritrixAccept + "\r\n\r\n"
+		"\r\nConnection: close\r\nAccept: " + heritrixAccept + "\r\n"
+	if via := metadataField(meta.block, "via"); via != "" {
+		wantReq += "Referer: " + via + "\r\n"
+	} else {
+		t.Errorf("%s: the metadata record names no via for a page that is not a seed", meta)
+	}
+	wantReq += "\r\n"
 	if string(req.block) != wantReq {
 		t.Errorf("%s: block\n%q\nwant\n%q", req, req.block, wantReq)
 	}
 	// gowarc adds the payload digest of the request's (empty) entity;
 	// Heritrix writes none. Either way it must not be the response's.
-	if req.get(gowarc.ContentType) != "application/http;msgtype=request" || req.h.Has(gowarc.WarcIPAddress) ||
+	if req.get(gowarc.ContentType) != "application/http; msgtype=request" || req.h.Has(gowarc.WarcIPAddress) ||
 		(req.h.Has(gowarc.WarcPayloadDigest) && req.get(gowarc.WarcPayloadDigest) != sha1Base32(nil)) {
 		t.Errorf("%s: Content-Type %q, WARC-Payload-Digest %q, WARC-IP-Address %q", req,
 			req.get(gowarc.ContentType), req.get(gowarc.WarcPayloadDigest), req.get(gowarc.WarcIPAddress))
@@ -349,7 +356,7 @@ func checkCapture(t *testing.T, recs []warcRec, page string, p profile.Profile, 
 	if main.typ != mainType {
 		t.Fatalf("%s: want a %s", main, mainType)
 	}
-	if main.get(gowarc.ContentType) != "application/http;msgtype=response" || main.get(gowarc.WarcIPAddress) != ip {
+	if main.get(gowarc.ContentType) != "application/http; msgtype=response" || main.get(gowarc.WarcIPAddress) != ip {
 		t.Errorf("%s: Content-Type %q, WARC-IP-Address %q (want %s)", main, main.get(gowarc.ContentType),
 			main.get(gowarc.WarcIPAddress), ip)
 	}
@@ -373,7 +380,7 @@ func checkCapture(t *testing.T, recs []warcRec, page string, p profile.Profile, 
 func checkRevisit(t *testing.T, rev, orig warcRec) {
 	t.Helper()
 	want := map[string]string{
-		gowarc.WarcProfile:           "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest",
+		gowarc.WarcProfile:           "http://netpreserve.org/warc/1.0/revisit/identical-payload-digest",
 		gowarc.WarcRefersToTargetURI: orig.get(gowarc.WarcTargetURI),
 		gowarc.WarcRefersToDate:      orig.get(gowarc.WarcDate),
 		gowarc.WarcRefersTo:          orig.get(gowarc.WarcRecordID),
@@ -603,4 +610,15 @@ func checkDNS(t *testing.T, recs []warcRec, page, ip string, p profile.Profile) 
 	if string(r.block) != want {
 		t.Errorf("%s: block\n%q\nwant\n%q", r, r.block, want)
 	}
+}
+
+// metadataField is the value of the first "name: value" line of a metadata
+// record's block; "" when there is none.
+func metadataField(block []byte, name string) string {
+	for line := range strings.SplitSeq(string(block), "\r\n") {
+		if v, ok := strings.CutPrefix(line, name+": "); ok {
+			return v
+		}
+	}
+	return ""
 }

@@ -79,6 +79,16 @@ func (c Config) Name() string {
 	return c.Crawl + "-" + c.Stream
 }
 
+// stream is the stream whose history (recently-crawled DB) the worker
+// reads and its events name: "npld" or "bypm" in the frequent crawl, ""
+// in the domain crawl, which has none.
+func (c Config) stream() string {
+	if c.Crawl == "dc" {
+		return ""
+	}
+	return c.Stream
+}
+
 func (c Config) topic(kind string) string {
 	if c.Crawl == "dc" {
 		return "dc." + kind

@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/trawler-crawl/trawler/pkg/cdx"
 	"github.com/trawler-crawl/trawler/pkg/crawllog"
 	"github.com/trawler-crawl/trawler/pkg/fetch"
 	"github.com/trawler-crawl/trawler/pkg/frontier"
@@ -21,9 +22,20 @@ import (
 
 // outcome is what a fetch came to, before it is published.
 type outcome struct {
-	status     int
-	size       int64
-	length     int64
+	status int
+	// size is the bytes recorded (HTTP: status line, headers and body as
+	// received; dns: the record): Heritrix's getContentSize, the crawled
+	// event's size as UKWA's crawl log feed sends it.
+	size int64
+	// length is the entity body after transfer decoding (the payload).
+	length int64
+	// http marks an HTTP response (Heritrix's isHttpTransaction with a
+	// recorded response); bodySize is then its message body as received,
+	// chunk framing included (Heritrix's getContentLength, the
+	// Recorder's bytes after the headers): crawl.log's size column and
+	// the event's content_length.
+	http       bool
+	bodySize   int64
 	digest     string
 	mime       string
 	notes      []string
@@ -37,6 +49,9 @@ type outcome struct {
 	// etag and lastModified are the response's validators, passed on in
 	// extra_info for the recently-crawled DB's conditional requests.
 	etag, lastModified string
+	// location is a 3xx response's Location, resolved against the URL, for
+	// the live index's redirect field (extra_info, cdx.ExtraLocation).
+	location string
 }
 
 // Heritrix statuses the preselector gives.
@@ -81,26 +96,35 @@ func (w *Worker) publish(ctx context.Context, l messages.Launch, thread int, out
 			return false
 		}
 	}
+	if out.loc != nil {
+		// A capture's line is written before its event is published: a
+		// capture whose event never is (a crash, the broker down) is
+		// crawled again, and each capture in the WARCs has its own line.
+		w.logCrawl(ev, out)
+	}
 	rec := &kgo.Record{Topic: w.cfg.CrawledTopic(), Key: []byte(eventKey(l.URL)), Value: b}
 	if err := w.producer.ProduceSync(ctx, rec).FirstErr(); err != nil {
 		w.log.Error("publish crawled event; the URI will be crawled again", "url", l.URL, "err", err)
 		return false
 	}
-	w.logCrawl(ev, out)
+	if out.loc == nil {
+		w.logCrawl(ev, out) // nothing captured: one line per finished URI
+	}
 	return true
 }
 
-// eventKey is the crawled event's partition key: the host, so one host's
-// events stay in order; a dns: URI is keyed by the host it looked up.
+// eventKey is the crawled event's partition key: the host key
+// (ARCHITECTURE.md 3), so one host's events stay in order and on one
+// partition; a dns: URI gets the key of the host it looked up, like the
+// host's other events.
 func eventKey(url string) string {
-	if host, ok := strings.CutPrefix(url, "dns:"); ok {
-		return host
-	}
 	key, _ := hostkey.ForURL(url)
 	return key
 }
 
-// logCrawl writes the crawl.log line of a published event.
+// logCrawl writes the crawl.log line of an event. The size column is
+// Heritrix's: an HTTP response's message body as received, otherwise the
+// bytes recorded (a dns: record), "-" when nothing was.
 func (w *Worker) logCrawl(ev messages.Crawled, out *outcome) {
 	if w.clog == nil {
 		return
@@ -109,11 +133,16 @@ func (w *Worker) logCrawl(ev messages.Crawled, out *outcome) {
 		Logged: time.Now(), Status: ev.StatusCode, Size: out.size, URL: ev.URL, HopPath: ev.HopPath, Via: ev.Via,
 		MIME: ev.Mimetype, Thread: ev.Thread, Duration: out.duration, Digest: out.digest, Source: ev.Seed,
 	}
+	if out.http {
+		e.Size, e.HTTP = out.bodySize, true
+	}
 	if !out.notFetched {
 		e.FetchStart = out.start
 	}
 	if ev.Annotations != "" {
-		e.Annotations = []string{ev.Annotations}
+		// The event joins them with ','; the line escapes what would
+		// add columns in each one.
+		e.Annotations = strings.Split(ev.Annotations, ",")
 	}
 	if err := w.clog.Write(e); err != nil {
 		w.log.Error("write crawl.log", "url", ev.URL, "err", err)
@@ -127,6 +156,7 @@ func (w *Worker) complete(ctx context.Context, t *task) {
 	o := frontier.Outcome{
 		Claim: t.c, Status: t.out.status, Bytes: t.out.size, Duration: t.out.duration, NotFetched: t.out.notFetched,
 		Policy: t.pol, CrawlDelay: t.crawlDelay, CrawlDelayKnown: t.crawlDelayKnown,
+		Revisit: isRevisit(t.out.notes),
 	}
 	if t.decided {
 		d := t.dec
@@ -173,11 +203,16 @@ func (w *Worker) event(l messages.Launch, thread int, o *outcome) messages.Crawl
 			"warcPrefix":    w.prof.WARC.Prefix,
 		},
 	}
+	if s := w.cfg.stream(); s != "" {
+		ev.ExtraInfo[recentdb.ExtraStream] = s
+	}
 	if o.size > 0 {
 		ev.Size = &o.size
 	}
 	if o.loc != nil {
-		ev.ContentLength = &o.length
+		if o.http { // as UKWA's feed: null for a dns: record
+			ev.ContentLength = &o.bodySize
+		}
 		ev.WarcFilename, ev.WarcOffset, ev.WarcLength = &o.loc.Filename, &o.loc.Offset, &o.loc.Length
 		ev.WarcID = o.loc.RecordID
 	}
@@ -189,6 +224,9 @@ func (w *Worker) event(l messages.Launch, thread int, o *outcome) messages.Crawl
 	}
 	if o.lastModified != "" {
 		ev.ExtraInfo[recentdb.ExtraLastModified] = o.lastModified
+	}
+	if o.location != "" {
+		ev.ExtraInfo[cdx.ExtraLocation] = o.location
 	}
 	return ev
 }

@@ -32,10 +32,11 @@ type crawlRun struct {
 	resolver fetch.Resolver
 	seeds    []string
 	minURIs  int64
-	dir      string        // data directory; "" = a new temporary one
-	clamd    string        // clamd address; "" = none
-	guarded  bool          // keep the address guard on (by default tests fetch loopback)
-	idle     time.Duration // the dispatcher's idle backoff; 0 = the default
+	dir      string                 // data directory; "" = a new temporary one
+	clamd    string                 // clamd address; "" = none
+	guarded  bool                   // keep the address guard on (by default tests fetch loopback)
+	idle     time.Duration          // the dispatcher's idle backoff; 0 = the default
+	launch   func(*messages.Launch) // changes each seed's launch message; nil = none
 }
 
 // crawl runs a worker as r says until its frontier drains, and returns
@@ -57,8 +58,12 @@ func (e *env) crawl(t *testing.T, r crawlRun) map[string][]messages.Crawled {
 		w.idleMin, w.idleMax = r.idle, r.idle
 	}
 	for _, s := range r.seeds {
-		b, _ := json.Marshal(messages.Launch{URL: s, IsSeed: true, ParentURL: s,
-			ParentURLMetadata: messages.ParentMetadata{HeritableData: messages.HeritableData{Source: "tid:1:" + s}}})
+		l := messages.Launch{URL: s, IsSeed: true, ParentURL: s,
+			ParentURLMetadata: messages.ParentMetadata{HeritableData: messages.HeritableData{Source: "tid:1:" + s}}}
+		if r.launch != nil {
+			r.launch(&l)
+		}
+		b, _ := json.Marshal(l)
 		if err := e.cl.ProduceSync(context.Background(), &kgo.Record{Topic: "fc.tocrawl.npld", Key: []byte("k"), Value: b}).FirstErr(); err != nil {
 			t.Fatal(err)
 		}

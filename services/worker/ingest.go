@@ -79,7 +79,11 @@ func (w *Worker) admit(ctx context.Context, ls []messages.Launch, launched, rejo
 	cands := make([]frontier.Candidate, 0, len(ls))
 	cacheable := !launched && !rejournal
 	for _, l := range ls {
-		if cacheable && w.admitted.seen(w.admitted.key(l.URL, l.LaunchTimestamp())) {
+		// A discovered seed is a seed's redirect target (seedredirect.go):
+		// it must reach addRedirectSeed even when the link was admitted
+		// moments ago as an ordinary one.
+		redirectSeed := l.IsSeed && !launched
+		if cacheable && !redirectSeed && w.admitted.seen(w.admitted.key(l.URL, l.LaunchTimestamp())) {
 			w.metrics.candidates.WithLabelValues("cached").Inc()
 			continue
 		}
@@ -87,6 +91,11 @@ func (w *Worker) admit(ctx context.Context, ls []messages.Launch, launched, rejo
 		if err != nil || !d.Accepted() {
 			w.metrics.candidates.WithLabelValues("rejected").Inc()
 			continue
+		}
+		if redirectSeed {
+			if eff, l.ForceFetch, err = w.addRedirectSeed(ctx, l); err != nil {
+				return nil, err
+			}
 		}
 		key, err := surt.CDXKey(l.URL)
 		if err != nil {
@@ -114,12 +123,15 @@ func (w *Worker) admit(ctx context.Context, ls []messages.Launch, launched, rejo
 	}
 	var recs []*kgo.Record
 	for i, r := range res {
+		// A seed's redirect target already in flight is journalled all
+		// the same, so that a rebuild knows it as a seed.
+		again := rejournal || cands[i].Launch.IsSeed && !launched
 		switch {
 		case r.Verdict == frontier.Invalid:
 			w.log.Debug("candidate not queued", "url", cands[i].Launch.URL, "err", r.Err)
 			w.metrics.candidates.WithLabelValues("bad_url").Inc()
 			continue
-		case !r.New() && !(rejournal && r.Verdict == frontier.Queued):
+		case !r.New() && !(again && r.Verdict == frontier.Queued):
 			w.metrics.candidates.WithLabelValues(r.Verdict.String()).Inc()
 			continue
 		}

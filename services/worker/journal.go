@@ -1,10 +1,12 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -16,6 +18,7 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/messages"
 	"github.com/trawler-crawl/trawler/pkg/profile"
 	"github.com/trawler-crawl/trawler/pkg/scope"
+	"github.com/trawler-crawl/trawler/pkg/sheets"
 )
 
 // Journal reads a stream's frontier journal from Kafka (ARCHITECTURE.md
@@ -57,7 +60,8 @@ func (j *Journal) Crawled(ctx context.Context, fn func([]frontier.Finished) erro
 			if ev.Size != nil {
 				size = *ev.Size
 			}
-			out = append(out, frontier.Finished{URL: ev.URL, Status: ev.StatusCode, Bytes: size, Source: ev.Seed, At: r.Timestamp})
+			out = append(out, frontier.Finished{URL: ev.URL, Status: ev.StatusCode, Bytes: size, Source: ev.Seed, At: r.Timestamp,
+				Revisit: isRevisit(strings.Split(ev.Annotations, ","))})
 		}
 		return fn(out)
 	})
@@ -185,32 +189,125 @@ func position(r *kgo.Record) string {
 	return fmt.Sprintf("%s/%d@%d", r.Topic, r.Partition, r.Offset)
 }
 
-// RebuildFrontier restores the stream's frontier from its journal with
-// every URI given the profile's policy (see frontier.Rebuild). The seeds
-// met in the inscope journal go back into the scope's seed set first: it
-// lives in the same Redis, and without it the rebuilt URIs' outlinks would
-// be judged out of scope.
+// RebuildFrontier restores the stream's frontier from its journal. What
+// launches attached lives in the same Redis and is restored first, from
+// the launch messages the inscope journal holds (seeds, the redirect
+// targets that became seeds, anything carrying sheets), in journal order:
+// the seeds' scope, without which the rebuilt URIs' outlinks would be
+// judged out of scope, and the sheets attached at their prefixes
+// (ignoreRobots, noLimit, recrawl-*, scope sheets), which every worker
+// reads at fetch time. Then the frontier is rebuilt (see frontier.Rebuild),
+// each URI with the policy of its effective settings. A launch the
+// frontier answered "seen" was not journalled, so sheets it changed are
+// not restored; nor is anything older than the topics' retention.
 func RebuildFrontier(ctx context.Context, rdb redis.UniversalClient, f *frontier.Frontier, j frontier.Journal, p profile.Profile, force bool) (frontier.RebuildReport, error) {
-	pol := frontier.PolicyOf(p)
+	// Refuse before writing anything, as frontier.Rebuild would.
+	if empty, err := f.Empty(ctx); err != nil {
+		return frontier.RebuildReport{}, err
+	} else if !empty && !force {
+		return frontier.RebuildReport{}, fmt.Errorf("rebuild: %w (use force to replay onto it)", frontier.ErrNotEmpty)
+	}
 	sc := scope.NewSeeds(rdb, f.Prefix())
-	return frontier.Rebuild(ctx, f, seedJournal{Journal: j, scope: sc}, func(messages.Launch) frontier.Policy { return pol }, force)
+	sh, err := sheets.New(ctx, p, sheets.Options{Redis: rdb, KeyPrefix: f.Prefix()})
+	if err != nil {
+		return frontier.RebuildReport{}, fmt.Errorf("rebuild: sheets: %w", err)
+	}
+	if err := restoreLaunches(ctx, j, sc, sh); err != nil {
+		return frontier.RebuildReport{}, err
+	}
+	return frontier.Rebuild(ctx, f, j, func(l messages.Launch) frontier.Policy {
+		return frontier.PolicyOf(sh.ForURL(l.URL).Profile)
+	}, force)
 }
 
-// seedJournal adds the seeds of the admissions it reads to the scope.
-type seedJournal struct {
-	frontier.Journal
-	scope *scope.Seeds
+// ReloadLaunchState makes this worker read the seeds and launch sheets in
+// Redis again at once, without waiting for its periodic refresh: after
+// RebuildFrontier restored them, before the rebuilt URIs are claimed.
+func (w *Worker) ReloadLaunchState(ctx context.Context) error {
+	if err := w.chain.seeds.Reload(ctx); err != nil {
+		return err
+	}
+	if err := w.chain.sheets.Reload(ctx); err != nil {
+		return err
+	}
+	return nil
 }
 
-func (s seedJournal) Admitted(ctx context.Context, fn func([]frontier.Admission) error) error {
-	return s.Journal.Admitted(ctx, func(as []frontier.Admission) error {
-		for _, a := range as {
-			if a.Launch.IsSeed {
-				if err := s.scope.Add(ctx, a.Launch.URL, scope.SeedScopeFromSheets(a.Launch.Sheets)); err != nil {
-					return err
+// launchJournal is a journal that can list the launch messages among its
+// admissions without decoding the rest (Journal does).
+type launchJournal interface {
+	Launches(ctx context.Context, fn func([]messages.Launch) error) error
+}
+
+// restoreLaunches adds the seeds of the journal's launch messages to the
+// scope and attaches their sheets, in journal order, so that a later
+// launch at a prefix replaces an earlier one as it did live.
+func restoreLaunches(ctx context.Context, j frontier.Journal, sc *scope.Seeds, sh *sheets.Sheets) error {
+	restore := func(ls []messages.Launch) error {
+		for _, l := range ls {
+			if !hasLaunchState(l) {
+				continue
+			}
+			if _, err := sh.AttachLaunch(ctx, l); err != nil {
+				return fmt.Errorf("rebuild: %w", err)
+			}
+			if l.IsSeed {
+				if err := sc.Add(ctx, l.URL, scope.SeedScopeFromSheets(l.Sheets)); err != nil {
+					return fmt.Errorf("rebuild: %w", err)
 				}
 			}
 		}
-		return fn(as)
+		return nil
+	}
+	if lj, ok := j.(launchJournal); ok {
+		return lj.Launches(ctx, restore)
+	}
+	return j.Admitted(ctx, func(as []frontier.Admission) error {
+		ls := make([]messages.Launch, len(as))
+		for i, a := range as {
+			ls[i] = a.Launch
+		}
+		return restore(ls)
+	})
+}
+
+// hasLaunchState says a message carries something a launch keeps in
+// Redis: a seed (its scope) or sheets.
+func hasLaunchState(l messages.Launch) bool {
+	return l.IsSeed || len(l.Sheets) > 0 || len(l.TargetSheet) > 0
+}
+
+// Byte patterns of an inscope record that is neither a seed nor carries
+// sheets, as messages.AppendLaunch writes every record a worker journals
+// (a discovered link): Launches skips those without decoding them.
+var (
+	plainNotSeed   = []byte(`"isSeed":false`)
+	plainNoSheets  = []byte(`"sheets":[]`)
+	plainHasTarget = []byte(`"targetSheet"`)
+)
+
+// Launches implements launchJournal: it passes the inscope records that
+// carry launch state (seeds, sheets; see hasLaunchState) to fn, a poll at
+// a time, in partition order.
+func (j *Journal) Launches(ctx context.Context, fn func([]messages.Launch) error) error {
+	return j.read(ctx, j.cfg.InScopeTopic(), func(recs []*kgo.Record) error {
+		var out []messages.Launch
+		for _, r := range recs {
+			if bytes.Contains(r.Value, plainNotSeed) && bytes.Contains(r.Value, plainNoSheets) && !bytes.Contains(r.Value, plainHasTarget) {
+				continue
+			}
+			l, err := messages.DecodeLaunch(r.Value)
+			if err != nil {
+				j.log.Warn("journal: inscope record skipped", "pos", position(r), "err", err)
+				continue
+			}
+			if hasLaunchState(l) {
+				out = append(out, l)
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return fn(out)
 	})
 }

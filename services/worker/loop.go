@@ -2,10 +2,12 @@ package worker
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/trawler-crawl/trawler/pkg/frontier"
+	"github.com/trawler-crawl/trawler/pkg/profile"
 )
 
 // The crawl loops share one dispatcher: it claims URIs from the frontier in
@@ -232,14 +234,17 @@ func (w *Worker) reapLoop(ctx context.Context) {
 }
 
 // budget applies the crawl limits (maxDocumentsDownload,
-// maxBytesDownload, maxTimeSeconds) before a claim of n: it returns how
-// many URIs may be claimed, and the limit once one is reached, after which
-// the worker claims nothing more. Under maxDocumentsDownload it claims no
-// more than the documents still allowed, less those outstanding, so the
-// crawl stops close to the limit.
+// maxBytesDownload, maxNovelUrls, maxNovelBytes, maxTimeSeconds) before a
+// claim of n: it returns how many URIs may be claimed, and the limit once
+// one is reached, after which the worker claims nothing more. The totals
+// are the frontier's, crawl-wide, and the time counts from the crawl's
+// start in Redis (Frontier.CrawlStart), so every worker stops at the same
+// crawl time however late it started. Under maxDocumentsDownload and
+// maxNovelUrls it claims no more than the URIs still allowed, less those
+// outstanding, so the crawl stops close to the limit.
 func (w *Worker) budget(ctx context.Context, n int) (int, string) {
 	l := w.prof.Limits
-	if l.MaxDocumentsDownload == 0 && l.MaxBytesDownload == 0 && l.MaxTimeSeconds == 0 {
+	if l == (profile.Limits{}) {
 		return n, ""
 	}
 	if limit := w.LimitReached(); limit != "" {
@@ -258,9 +263,12 @@ func (w *Worker) budget(ctx context.Context, n int) (int, string) {
 			"documents", t.Downloaded, "bytes", t.Bytes)
 		return 0, limit
 	}
+	outstanding := 2*w.cfg.Threads - w.slots.available()
 	if l.MaxDocumentsDownload > 0 {
-		outstanding := 2*w.cfg.Threads - w.slots.available()
 		n = min(n, int(l.MaxDocumentsDownload-t.Downloaded)-outstanding)
+	}
+	if l.MaxNovelUrls > 0 {
+		n = min(n, int(l.MaxNovelUrls-t.Novel)-outstanding)
 	}
 	return max(n, 0), ""
 }
@@ -271,4 +279,16 @@ func (w *Worker) LimitReached() string {
 	w.limitMu.Lock()
 	defer w.limitMu.Unlock()
 	return w.limit
+}
+
+// isRevisit reports a revisit by its annotation (duplicate:digest,
+// duplicate:server-not-modified), as the recently-crawled DB and the CDX
+// writer read it: a revisit is not novel (maxNovelUrls, maxNovelBytes).
+func isRevisit(notes []string) bool {
+	for _, n := range notes {
+		if strings.HasPrefix(n, "duplicate:") {
+			return true
+		}
+	}
+	return false
 }

@@ -17,6 +17,9 @@ type metrics struct {
 	launchesSkipped *prometheus.CounterVec
 	warcErrors      prometheus.Counter
 	retries         prometheus.Counter
+	// outlinksReplayed counts stored outlinks followed from pages that
+	// answered 304 Not Modified.
+	outlinksReplayed prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -43,8 +46,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		retries: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "trawler_worker_retries_total", Help: "Fetch attempts that failed transiently and were queued for a retry.",
 		}),
+		outlinksReplayed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "trawler_worker_outlinks_replayed_total",
+			Help: "Outlinks of an earlier full capture followed again because the page answered 304 Not Modified.",
+		}),
 	}
-	reg.MustRegister(m.fetches, m.bytes, m.fetchSeconds, m.candidates, m.launchesSkipped, m.warcErrors, m.retries)
+	reg.MustRegister(m.fetches, m.bytes, m.fetchSeconds, m.candidates, m.launchesSkipped, m.warcErrors, m.retries,
+		m.outlinksReplayed)
 	return m
 }
 

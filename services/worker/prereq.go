@@ -44,8 +44,10 @@ func (w *Worker) preconditions(ctx context.Context, t *task) step {
 }
 
 // lookupHost resolves t's host through the TTL cache. A fresh lookup is
-// recorded as a dns: capture; a failed one ends t with -6 (retried while a
-// temporary failure has retries left; NXDOMAIN is final at once).
+// recorded as a dns: capture, including one the scope's GeoIP rule made
+// when the URI was scoped (the resolver leaves those for Resolve to hand
+// out); a failed one ends t with -6 (retried while a temporary failure has
+// retries left; NXDOMAIN is final at once).
 func (w *Worker) lookupHost(ctx context.Context, t *task) step {
 	host := hostOf(t.l.URL)
 	if host == "" {
@@ -75,13 +77,35 @@ func (w *Worker) lookupHost(ctx context.Context, t *task) step {
 		}
 		return finished
 	}
-	if fresh && !w.recordDNS(ctx, t, host, ans) {
+	if !fresh {
+		return proceed
+	}
+	if !w.recordDNS(ctx, t, host, ans) {
 		return interrupted
+	}
+	// The lookup went through the host's queue, as Heritrix's dns: URI
+	// does: t waits the politeness delay after it (from minDelayMs: the
+	// lookup did not load the host, and a cached answer handed out long
+	// after it was fetched has no meaningful duration). Unless the answer
+	// expires before t comes back, when deferring would only look it up
+	// again.
+	if ans.Expires.IsZero() || time.Until(ans.Expires) > maxPoliteness(t) {
+		t.deferAfter(&outcome{start: ans.Fetched})
+		return finished
 	}
 	return proceed
 }
 
-// recordDNS writes a lookup as a dns: capture and publishes its event.
+// maxPoliteness bounds the politeness delay after a prerequisite of t.
+func maxPoliteness(t *task) time.Duration {
+	p := t.pol.Politeness
+	return max(time.Duration(p.MaxDelayMs)*time.Millisecond, seconds(p.RespectCrawlDelayUpToSeconds))
+}
+
+// recordDNS writes a lookup as a dns: capture and publishes its event. Its
+// WARC-IP-Address is the name server that answered, as Heritrix's FetchDNS
+// writes; with a static resolver (tests, demo) no server was asked and the
+// field is left out rather than filled with an address nobody queried.
 func (w *Worker) recordDNS(ctx context.Context, t *task, host string, ans *dns.Answer) bool {
 	loc, err := w.warc.WriteDNS(ctx, host, ans.Fetched, ans.Server, ans.Record)
 	if err != nil {
@@ -111,13 +135,17 @@ func (w *Worker) checkRobots(ctx context.Context, t *task) step {
 	if err != nil {
 		w.log.Warn("robots cache read; fetching robots.txt again", "origin", origin, "err", err)
 	}
+	if ok && fetchedBeforeLaunch(t.l, rules.Fetched()) {
+		ok = false // a new launch fetches robots.txt (and its sitemaps) anew
+	}
+	var pre *outcome // robots.txt's fetch, when it was fetched now and cached
 	if !ok {
 		if w.failed.recent("robots:" + origin) {
 			t.prerequisiteFailed(statusRobotsFailed, false, true)
 			return finished
 		}
 		var s step
-		if rules, s = w.fetchRobots(ctx, t, origin); s != proceed {
+		if rules, pre, s = w.fetchRobots(ctx, t, origin); s != proceed {
 			return s
 		}
 	}
@@ -126,7 +154,17 @@ func (w *Worker) checkRobots(ctx context.Context, t *task) step {
 	}
 	allowed, note := robots.Evaluate(policy, rules, w.ua, pathq)
 	if !allowed {
-		t.finish(&outcome{status: statusRobotsPrecluded, notes: notes(note)}, true)
+		// As Heritrix's PreconditionEnforcer: the status says it all; only
+		// calculateRobotsOnly, which fetches anyway, adds robotExcluded.
+		t.finish(&outcome{status: statusRobotsPrecluded}, true)
+		return finished
+	}
+	if pre != nil {
+		// robots.txt was fetched through the host's queue: t waits its
+		// turn, the politeness delay after that fetch (with the
+		// Crawl-delay just read), as in Heritrix. It finds the rules
+		// cached when it comes back.
+		t.deferAfter(pre)
 		return finished
 	}
 	if note != "" {
@@ -137,18 +175,21 @@ func (w *Worker) checkRobots(ctx context.Context, t *task) step {
 
 // fetchRobots fetches and records origin's robots.txt as a prerequisite
 // of t. A failed fetch (no answer, or 5xx) is retried with t, which ends
-// with -61 once its retries are spent, as in Heritrix.
-func (w *Worker) fetchRobots(ctx context.Context, t *task, origin string) (*robots.Rules, step) {
+// with -61 once its retries are spent, as in Heritrix. pre is the fetch's
+// outcome when the rules are now in the cache, so that t can wait its
+// turn; nil when they could not be stored (t then goes on at once, since
+// it would otherwise fetch robots.txt again when it came back).
+func (w *Worker) fetchRobots(ctx context.Context, t *task, origin string) (rules *robots.Rules, pre *outcome, s step) {
 	pt := w.prerequisite(t, origin+"/robots.txt")
-	resp, s := w.fetch(ctx, pt)
-	if s != proceed {
-		return nil, s
+	resp, fs := w.fetch(ctx, pt)
+	if fs != proceed {
+		return nil, nil, fs
 	}
 	if robots.FetchFailed(pt.out.status) {
 		t.prerequisiteFailed(statusRobotsFailed, !pt.final, false)
 		if t.dec.Retry {
 			closeResp(resp)
-			return nil, finished
+			return nil, nil, finished
 		}
 		// The robots.txt URI itself is logged with its own status (-2,
 		// 503 ...); the URI that needed it finishes with -61.
@@ -156,29 +197,33 @@ func (w *Worker) fetchRobots(ctx context.Context, t *task, origin string) (*robo
 		if resp != nil {
 			defer resp.Close()
 			if s := w.recordPrerequisite(ctx, pt, resp); s != finished {
-				return nil, s
+				return nil, nil, s
 			}
-			return nil, finished
+			return nil, nil, finished
 		}
 		if !w.publish(ctx, pt.l, t.thread, pt.out) {
-			return nil, interrupted
+			return nil, nil, interrupted
 		}
-		return nil, finished
+		return nil, nil, finished
 	}
 	defer resp.Close()
 	body, err := readBody(resp, maxRobotsBytes)
 	if err != nil {
 		w.log.Debug("read robots.txt body; treating it as empty", "url", pt.l.URL, "err", err)
 	}
-	rules, err := w.robots.Put(ctx, origin, resp.StatusCode, body, resp.Start)
+	rules, err = w.robots.Put(ctx, origin, resp.StatusCode, body, resp.Start)
+	cached := err == nil
 	if err != nil {
 		w.log.Warn("robots cache write; the rules apply to this URI only", "origin", origin, "err", err)
 		rules = robots.Parse(resp.StatusCode, body)
 	}
 	if s := w.recordPrerequisite(ctx, pt, resp); s != finished {
-		return nil, s
+		return nil, nil, s
 	}
-	return rules, proceed
+	if cached {
+		pre = pt.out
+	}
+	return rules, pre, proceed
 }
 
 // formLogin submits the profile's login form for t's host once per login

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trawler-crawl/trawler/pkg/cdx"
 	"github.com/trawler-crawl/trawler/pkg/clamav"
 	"github.com/trawler-crawl/trawler/pkg/extract"
 	"github.com/trawler-crawl/trawler/pkg/fetch"
@@ -39,10 +40,15 @@ func (w *Worker) record(ctx context.Context, t *task, resp *fetch.Response) step
 		return s
 	}
 	var links []extract.Link
+	var fromBody bool
 	if !infected { // links in malware are not followed
-		stage(ctx, "extract", func(ctx context.Context) { links = w.extract(t, resp) })
+		stage(ctx, "extract", func(ctx context.Context) { links, fromBody = w.extract(t, resp) })
 	}
-	capt := w.capture(t, resp, links)
+	rv := revisitOf(t, resp)
+	if rv != nil && rv.NotModified && t.eff.Profile.Frontier.KeepOutlinks {
+		links = append(links, w.unchangedOutlinks(ctx, t)...)
+	}
+	capt := w.capture(t, resp, rv, links)
 	writer := w.warc
 	if infected {
 		writer = w.viral
@@ -57,6 +63,15 @@ func (w *Worker) record(ctx context.Context, t *task, resp *fetch.Response) step
 	}
 	t.out.loc = &loc
 	t.out.etag, t.out.lastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		t.out.location = cdx.AbsoluteRedirect(t.l.URL, resp.Header.Get("Location"))
+	}
+	if rv != nil && rv.NotModified {
+		t.out.etag, t.out.lastModified = validators(t, resp)
+	}
+	if fromBody && rv == nil && t.eff.Profile.Frontier.KeepOutlinks {
+		stage(ctx, "outlinks", func(ctx context.Context) { w.keepOutlinks(ctx, t, resp.Start, links) })
+	}
 	if len(links) == 0 {
 		return finished
 	}
@@ -67,10 +82,9 @@ func (w *Worker) record(ctx context.Context, t *task, resp *fetch.Response) step
 	return s
 }
 
-// capture assembles the WARC records of t: a revisit instead of the
-// response when the recently-crawled DB has the same payload (or the
-// server said 304 to a conditional request).
-func (w *Worker) capture(t *task, resp *fetch.Response, links []extract.Link) warcwriter.Capture {
+// capture assembles the WARC records of t: the revisit rv instead of the
+// response when there is one.
+func (w *Worker) capture(t *task, resp *fetch.Response, rv *warcwriter.Revisit, links []extract.Link) warcwriter.Capture {
 	outlinks := make([]warcwriter.Outlink, len(links))
 	for i, k := range links {
 		outlinks[i] = warcwriter.Outlink{URL: k.URL, Hop: string(rune(k.Hop)), Context: k.Context}
@@ -88,13 +102,46 @@ func (w *Worker) capture(t *task, resp *fetch.Response, links []extract.Link) wa
 			FetchTimeMs: resp.Duration.Milliseconds(), Outlinks: outlinks,
 		},
 	}
-	if rv := revisitOf(t, resp); rv != nil {
+	switch {
+	case rv == nil:
+	case rv.NotModified:
+		// As Heritrix and warcprox write it: the block is the 304's
+		// headers, the payload is the original's, and so is the digest
+		// the event, crawl.log and the index carry.
 		capt.Revisit = rv
-		if !rv.NotModified {
-			t.out.notes = append(t.out.notes, "duplicate:digest")
-		}
+		capt.PayloadDigest = t.prior.Original.Digest
+		t.out.digest = capt.PayloadDigest
+		t.out.notes = append(t.out.notes, annotationNotModified)
+	default:
+		capt.Revisit = rv
+		t.out.notes = append(t.out.notes, annotationDuplicate)
 	}
 	return capt
+}
+
+// Annotations of revisits, as Heritrix (duplicate:digest) and warcprox
+// (duplicate:server-not-modified) write them; the recently-crawled DB and
+// the CDX writer take any "duplicate:" annotation to mean a revisit.
+const (
+	annotationDuplicate   = "duplicate:digest"
+	annotationNotModified = "duplicate:server-not-modified"
+)
+
+// validators are the ETag and Last-Modified kept for a 304: the 304's own
+// where it sent them, otherwise the ones that got it (RFC 9110 lets a 304
+// leave out validators that have not changed), so the next conditional
+// request asks the same question.
+func validators(t *task, resp *fetch.Response) (etag, lastModified string) {
+	etag, lastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
+	if c := t.prior.Capture; c != nil {
+		if etag == "" {
+			etag = c.ETag
+		}
+		if lastModified == "" {
+			lastModified = c.LastModified
+		}
+	}
+	return etag, lastModified
 }
 
 // revisitOf returns the revisit to write instead of a response: for a 2xx
@@ -107,7 +154,7 @@ func revisitOf(t *task, resp *fetch.Response) *warcwriter.Revisit {
 		return nil
 	}
 	switch {
-	case resp.StatusCode == 304 && t.prior.Capture != nil:
+	case resp.StatusCode == 304 && o.Digest != "":
 		return &warcwriter.Revisit{RefersToURI: t.l.URL, RefersToDate: o.Time, RefersToRecordID: o.RecordID, NotModified: true}
 	case resp.PayloadDigest != "" && resp.StatusCode >= 200 && resp.StatusCode < 300 && o.Digest == resp.PayloadDigest:
 		return &warcwriter.Revisit{RefersToURI: t.l.URL, RefersToDate: o.Time, RefersToRecordID: o.RecordID}
@@ -165,6 +212,7 @@ func (w *Worker) admitOutlinks(ctx context.Context, t *task, links []extract.Lin
 	for _, k := range links {
 		children = append(children, child(t.l, k.URL, string(rune(k.Hop)), now))
 	}
+	promoteRedirects(t.l, t.eff, children)
 	w.chain.refresh(ctx, t.l.IsSeed)
 	recs, err := w.admit(ctx, children, false, t.c.Interrupted)
 	if err != nil {
@@ -177,23 +225,23 @@ func (w *Worker) admitOutlinks(ctx context.Context, t *task, links []extract.Lin
 
 // extract finds links in the response headers and, by content type, in
 // the body: HTML, CSS, JavaScript (speculative), sitemaps, robots.txt
-// Sitemap lines. Extraction problems are logged, never fatal: the capture
-// stands.
-func (w *Worker) extract(t *task, resp *fetch.Response) []extract.Link {
+// Sitemap lines. fromBody says the body was read for links. Extraction
+// problems are logged, never fatal: the capture stands.
+func (w *Worker) extract(t *task, resp *fetch.Response) (links []extract.Link, fromBody bool) {
 	p := t.eff.Profile
 	opts := extract.Options{Resolve: w.resolve.ForBase()}
-	links := extract.Headers(resp.Header, t.l.URL, opts)
+	links = extract.Headers(resp.Header, t.l.URL, opts)
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
-		return links
+		return links, false
 	}
 	kind := bodyKind(t, resp, p.Extract)
 	if kind == "" {
-		return links
+		return links, false
 	}
 	body, err := decodedBody(resp)
 	if err != nil {
 		w.log.Debug("decode body for extraction", "url", t.l.URL, "err", err)
-		return links
+		return links, false
 	}
 	defer body.Close()
 	var found []extract.Link
@@ -205,7 +253,7 @@ func (w *Worker) extract(t *task, resp *fetch.Response) []extract.Link {
 	case "css":
 		found, err = extract.CSS(body, t.l.URL, opts)
 	case "js":
-		found, err = extract.JS(body, t.l.URL, opts)
+		found, err = extract.JS(body, jsBase(t), opts)
 	case "sitemap":
 		found, _, err = extract.Sitemap(body, t.l.URL, opts)
 	case "robots":
@@ -217,7 +265,7 @@ func (w *Worker) extract(t *task, resp *fetch.Response) []extract.Link {
 	if err != nil {
 		w.log.Debug("extract links", "url", t.l.URL, "err", err)
 	}
-	return append(links, found...)
+	return append(links, found...), true
 }
 
 // bodyKind says which extractor reads the body, or "" for none.

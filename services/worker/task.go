@@ -86,7 +86,9 @@ func (w *Worker) crawl(ctx context.Context, c *frontier.Claim, thread int) {
 		return
 	}
 	if t.dec.Retry {
-		w.metrics.retries.Inc()
+		if !t.dec.Defer { // a deferral is not a failed attempt
+			w.metrics.retries.Inc()
+		}
 		w.complete(ctx, t)
 		return
 	}
@@ -130,6 +132,14 @@ func (w *Worker) run(ctx context.Context, t *task) step {
 		t.dec = frontier.Decision{Status: t.out.status, Attempts: t.c.Retries + 1}
 		t.decided = true
 	}
+	if resp != nil && frontier.Throttled(t.out.status) {
+		// The server asks the crawl to slow down: the host backs off and
+		// the URI is deferred. Nothing is written or published for this
+		// attempt (an archive of 429 pages helps nobody), as for a retry.
+		now := time.Now()
+		ra, _ := frontier.RetryAfter(resp.Header.Get("Retry-After"), now, seconds(t.pol.Politeness.MaxRetryAfterSeconds))
+		t.dec, t.decided = t.pol.DecideThrottle(t.c, t.out.status, ra, now), true
+	}
 	switch {
 	case t.dec.Retry:
 		closeResp(resp)
@@ -157,6 +167,17 @@ func (t *task) finish(out *outcome, notFetched bool) {
 	out.notFetched = notFetched
 	t.out = out
 	t.dec = frontier.Decision{Status: out.status, Attempts: t.c.Retries + 1}
+}
+
+// deferAfter puts t back at the head of its queue, uncharged, after a
+// prerequisite fetched through the host's queue (pre, the prerequisite's
+// outcome): the host waits the politeness delay that fetch earns, as
+// Heritrix's frontier snoozes the queue after the prerequisite it put
+// ahead of the URI, and t comes back when it is over (Heritrix's
+// S_DEFERRED). No event is published and nothing logged for t now.
+func (t *task) deferAfter(pre *outcome) {
+	t.finish(&outcome{status: frontier.StatusDeferred, size: pre.size, start: pre.start, duration: pre.duration}, false)
+	t.dec.Retry, t.dec.Defer, t.decided = true, true, true
 }
 
 // prerequisiteFailed ends t with a failed prerequisite's status, retried
@@ -187,7 +208,13 @@ func (w *Worker) fetch(ctx context.Context, t *task) (*fetch.Response, step) {
 	req := fetch.Request{URL: t.l.URL, Header: hdr, Method: t.method, Body: t.body, Limits: &fetch.Limits{
 		MaxLengthBytes: pf.MaxLengthBytes, ReadTimeout: seconds(int64(pf.ReadTimeoutSeconds)),
 		TotalTimeout: seconds(int64(pf.TotalTimeoutSeconds)),
-	}}
+	}, AcceptCompression: pf.AcceptCompression}
+	// Heritrix sends the via as Referer, but not for a seed (a launched
+	// seed is its own parent here: no via) nor a prerequisite (via
+	// context PREREQ_MISC).
+	if via := t.l.ParentURL; pf.SendReferer && !t.prereq && t.l.Hop != "P" && !(t.l.IsSeed && via == t.l.URL) {
+		req.Referer = fetch.RefererFor(via, t.l.URL)
+	}
 	if t.method == "POST" {
 		hdr.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
@@ -209,6 +236,7 @@ func (w *Worker) fetch(ctx context.Context, t *task) (*fetch.Response, step) {
 	}
 	t.out = &outcome{
 		status: resp.StatusCode, size: resp.Raw.Size(), length: resp.Payload.Size(),
+		http: true, bodySize: messageBodySize(resp),
 		digest: resp.PayloadDigest, mime: resp.MIME, notes: resp.Annotations, start: resp.Start, duration: resp.Duration,
 	}
 	return resp, proceed
@@ -216,10 +244,12 @@ func (w *Worker) fetch(ctx context.Context, t *task) (*fetch.Response, step) {
 
 // conditional adds If-None-Match and If-Modified-Since from the last
 // capture of the URL, as Heritrix's FetchHTTP does with its history. A
-// forced fetch (a relaunch) asks for the whole document.
+// forced fetch (a relaunch) asks for the whole document. Only a URL with a
+// known full record is asked: a 304 is written as a revisit of that
+// record, and without one it could only be archived as an empty 304.
 func conditional(hdr http.Header, eff *sheets.Effective, prior recentdb.Entry, forced bool) {
 	c := prior.Capture
-	if c == nil || forced || c.Status < 200 || c.Status >= 400 {
+	if c == nil || forced || c.Status < 200 || c.Status >= 400 || prior.Original == nil || prior.Original.Digest == "" {
 		return
 	}
 	if eff.Profile.Fetch.SendIfNoneMatch && c.ETag != "" {

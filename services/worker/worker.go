@@ -50,6 +50,8 @@ type Worker struct {
 	// lookups coalesces the threads' recently-crawled lookups (one per
 	// fetch, one per page's outlinks) into shared pipelines.
 	lookups *coalesce.Group[string, recentdb.Entry]
+	// outlinkPuts coalesces the threads' writes of full captures' outlinks.
+	outlinkPuts *coalesce.Group[outlinkList, struct{}]
 	fetchParts
 	warc     *warcwriter.Writer
 	viral    *warcwriter.Writer
@@ -109,7 +111,7 @@ func New(cfg Config, d Deps) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	recent, err := recentdb.New(d.Redis, recentdb.Options{Crawl: cfg.Crawl, Logger: d.Logger})
+	recent, err := recentdb.New(d.Redis, recentdb.Options{Crawl: cfg.Crawl, Stream: cfg.stream(), Logger: d.Logger})
 	if err != nil {
 		ch.close()
 		return nil, fmt.Errorf("worker recently-crawled DB: %w", err)
@@ -128,6 +130,7 @@ func New(cfg Config, d Deps) (*Worker, error) {
 		slots: newSlots(2 * cfg.Threads), held: held{m: map[*frontier.Claim]struct{}{}}, wake: make(chan struct{}, 1),
 		idleMin: 50 * time.Millisecond, idleMax: time.Second,
 	}
+	w.outlinkPuts = &coalesce.Group[outlinkList, struct{}]{Run: w.putOutlinks, MaxBatch: maxLookupBatch}
 	return w, nil
 }
 
@@ -150,7 +153,13 @@ func (w *Worker) Frontier() *frontier.Frontier { return w.front }
 // in order: stop taking work, finish in-flight fetches, close WARCs, flush
 // and commit.
 func (w *Worker) Run(ctx context.Context) error {
-	w.started = time.Now()
+	// maxTimeSeconds counts from the crawl's start, which the first
+	// worker records in Redis; a worker started later shares it.
+	started, err := w.front.CrawlStart(ctx)
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	w.started = started
 	if err := w.openOutputs(); err != nil {
 		return err
 	}
@@ -209,14 +218,17 @@ func (w *Worker) Run(ctx context.Context) error {
 }
 
 // openOutputs closes the WARCs a crashed run left ".open" (normal and
-// viral), then opens the WARC writers and crawl.log.
+// viral), then opens the WARC writers and crawl.log, and writes the lines
+// the crash kept from crawl.log (recoverCrawlLog).
 func (w *Worker) openOutputs() error {
 	host, _ := os.Hostname()
+	var recoveredAll []warcwriter.ClosedFile
 	open := func(dir, prefix, kind string) (*warcwriter.Writer, error) {
 		recovered, err := warcwriter.RecoverOpen(dir, w.log)
 		if err != nil {
 			return nil, fmt.Errorf("recover open WARCs in %s: %w", dir, err)
 		}
+		recoveredAll = append(recoveredAll, recovered...)
 		for _, f := range recovered {
 			w.log.Warn("closed WARC left open by a previous run", "file", f.Name, "records", f.Records)
 			w.warcClosed(f)
@@ -226,6 +238,7 @@ func (w *Worker) openOutputs() error {
 			CompressionLevel: w.prof.WARC.CompressionLevel, Hostname: w.cfg.ID, CrawlName: w.prof.Crawl.Name,
 			Operator: w.prof.Crawl.Operator, RobotsPolicy: w.prof.Robots.Policy, UserAgent: w.ua,
 			Software: "trawler/" + w.version + " (" + host + ")", Parallel: 1 + w.cfg.Threads/16,
+			Version: w.prof.WARC.Version,
 		}, warcwriter.WithOnClose(w.warcClosed), warcwriter.WithLogger(w.log.With("warcs", kind)),
 			warcwriter.WithRegisterer(prometheus.WrapRegistererWith(prometheus.Labels{"kind": kind}, w.reg)),
 			warcwriter.WithBufferDir(w.cfg.DataDir+"/spool"))
@@ -244,6 +257,7 @@ func (w *Worker) openOutputs() error {
 	if w.clog, err = crawllog.Open(crawllog.Options{Dir: w.cfg.LogDir(), Logger: w.log}); err != nil {
 		return errors.Join(fmt.Errorf("worker crawl.log: %w", err), w.warc.Close(), w.viral.Close())
 	}
+	w.recoverCrawlLog(recoveredAll)
 	return nil
 }
 

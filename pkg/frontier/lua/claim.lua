@@ -2,9 +2,9 @@
 -- parallelQueues leave room for.
 -- ARGV: P, now, lease expiry ms, max.
 -- Returns the earliest ready time (ms, -1 when no host waits) followed by
--- 15 fields per claim: lease, item, context blob, then fetch successes,
+-- 17 fields per claim: lease, item, context blob, then fetch successes,
 -- success bytes, responses and all bytes of the server, the host name and
--- the source.
+-- the source, then the host's back-offs in a row and until when (ms).
 local now, untilms, max = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local out = {''}
 if redis.call('EXISTS', P .. 'paused') == 1 then
@@ -73,7 +73,7 @@ local function claimOne(host)
   if item then
     redis.call('HSET', P .. 'u:' .. host, uk, 'l' .. lvl .. seq)
     local hk = P .. 'h:' .. host
-    local v = redis.call('HMGET', hk, 'n', 'a', 'pq', 'p', 'next', 'fs', 'sb', 'fr', 'ab')
+    local v = redis.call('HMGET', hk, 'n', 'a', 'pq', 'p', 'next', 'fs', 'sb', 'fr', 'ab', 'bo', 'bu')
     local n, a = adjust(num(v[1]), num(v[2]), -1, 1)
     redis.call('HSET', hk, 'n', n, 'a', a)
     local t = schedule(host, n, a, v[3], v[4], v[5], now)
@@ -86,6 +86,8 @@ local function claimOne(host)
     for i = 6, 9 do out[#out + 1] = num(v[i]) end
     usage(P .. 'hn:' .. hostname(host), out)
     usage(P .. 'src:' .. source(blob), out)
+    out[#out + 1] = num(v[10])
+    out[#out + 1] = num(v[11])
     claimed = claimed + 1
     -- The host was just scheduled: it gives another URI now if ready now.
     return t ~= nil and t <= now

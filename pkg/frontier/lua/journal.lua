@@ -1,17 +1,19 @@
 -- Record URIs the crawled journal says are finished (frontier rebuild).
 -- ARGV: P, then per URI: host, uk, finish time (s), status, bytes, source
--- id. A URI is marked finished unless a later finish is already recorded;
--- totals and quota counters count every event.
+-- id, novel ('1' unless a revisit). A URI is marked finished unless a
+-- later finish is already recorded; totals and quota counters count every
+-- event.
 local out = 0
-for i = 2, #ARGV, 6 do
+for i = 2, #ARGV, 7 do
   local host, uk, at, status, bytes, src = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]), ARGV[i + 5]
+  local novel = ARGV[i + 6] == '1'
   local uh = P .. 'u:' .. host
   local st = redis.call('HGET', uh, uk)
   if not st or (string.sub(st, 1, 1) == 'f' and tonumber(string.sub(st, 2)) < at) then
     redis.call('HSET', uh, uk, 'f' .. at)
   end
   known(host, '1')
-  count(host, src, status, bytes)
+  count(host, src, status, bytes, novel)
   tally(P .. 'h:' .. host, status, math.max(bytes, 0))
   out = out + 1
 end

@@ -41,7 +41,7 @@ end
 -- Increments of the shard's meta counters, and of its stats: per status
 -- (status -> count) and of bytes and retries.
 local dQueued, dInflight, dBusy, dExhausted, dHosts, dPaused = 0, 0, 0, 0, 0, 0
-local dStatus, dBytes, dRetries
+local dStatus, dBytes, dRetries, dNovel, dNovelBytes
 
 -- Increments of quota counters (of sources: a batch often shares one),
 -- key -> {fs, sb, fr, ab}.
@@ -71,6 +71,8 @@ local function flushCounters()
   end
   if dBytes then redis.call('HINCRBY', STATS, 'bytes', dBytes) end
   if dRetries then redis.call('HINCRBY', STATS, 'retries', dRetries) end
+  if dNovel then redis.call('HINCRBY', STATS, 'novel', dNovel) end
+  if dNovelBytes then redis.call('HINCRBY', STATS, 'novelBytes', dNovelBytes) end
   if quotas then
     for key in pairs(quotas) do settleQuota(key) end
   end

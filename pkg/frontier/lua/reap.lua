@@ -4,6 +4,6 @@ local now, cutoff, limit = tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
 local leases = redis.call('ZRANGEBYSCORE', LEASES, '-inf', cutoff, 'LIMIT', 0, limit)
 readLeases(leases)
 for _, lease in ipairs(leases) do
-  settle(lease, 'u', 0, 0, 0, -1, 0, 0, '1', now, 'r')
+  settle(lease, 'u', 0, 0, 0, -1, 0, 0, '1', now, 'r', '')
 end
 return #leases

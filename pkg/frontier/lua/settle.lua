@@ -72,12 +72,18 @@ end
 -- count adds a finished URI to the crawl totals (per status; the Go side
 -- sums them) and the quota counters of its host name and source; the
 -- caller counts it for its server (h:<host>), whose hash it writes anyway.
--- A batch often shares the source, so its counters are buffered.
-local function count(host, src, status, bytes)
+-- A batch often shares the source, so its counters are buffered. A
+-- novel URI (a response or DNS record that is not a revisit) counts
+-- towards the novel totals too (maxNovelUrls, maxNovelBytes).
+local function count(host, src, status, bytes, novel)
   if bytes < 0 then bytes = 0 end
   dStatus = dStatus or {}
   dStatus[status] = (dStatus[status] or 0) + 1
   if bytes > 0 then dBytes = (dBytes or 0) + bytes end
+  if novel and status > 0 then
+    dNovel = (dNovel or 0) + 1
+    if bytes > 0 then dNovelBytes = (dNovelBytes or 0) + bytes end
+  end
   tally(P .. 'hn:' .. hostname(host), status, bytes)
   if src ~= '' and status > 0 then
     local key = P .. 'src:' .. src
@@ -96,26 +102,44 @@ local function count(host, src, status, bytes)
   end
 end
 
+-- retryWait records that host waits for a retry until t, for Stats
+-- (frontier limits.go), and drops the waits that have ended: retries are
+-- rare beside finishes, so the set stays small and costs finishes nothing.
+local function retryWait(host, t, now)
+  local key = P .. 'retrywait'
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+  redis.call('ZADD', key, t, host)
+end
+
 -- settle ends a lease. kind 'f' finishes the URI, 'r' puts it back for a
--- retry (charged), 'u' puts it back uncharged (expired lease, release).
--- delay is the politeness delay from now; cd the host's robots
--- Crawl-delay in ms (-1: unknown, use the stored one), raised to at most
--- cap. It returns 0 when the lease no longer exists.
-local function settle(lease, kind, status, bytes, delay, cd, cap, rdelay, pq, now, mode)
+-- retry (charged), 'd' puts it back deferred (uncharged, after the
+-- politeness delay: Heritrix's S_DEFERRED, after a prerequisite or a
+-- server's request to slow down), 'u' puts it back uncharged at once
+-- (expired lease, release). delay is the politeness delay from now; cd the
+-- host's robots Crawl-delay in ms (-1: unknown, use the stored one), raised
+-- to at most cap. boff is '' or the back-off the server asked for (see
+-- backoff.lua). It returns 0 when the lease no longer exists.
+local function settle(lease, kind, status, bytes, delay, cd, cap, rdelay, pq, now, mode, boff)
   local item = leaseitem(lease)
   if not item then return 0 end
   delLease(lease)
+  -- 'v' is a finish of a revisit: a finish that is not novel.
+  local novel = kind ~= 'v'
+  if kind == 'v' then kind = 'f' end
   local host = string.match(lease, '^(.*) %d+$')
   local uk, seq, lvl, r, ctx, payload = parse(item)
   local hk = P .. 'h:' .. host
   -- What each kind reads of the host besides n, a and p: a finish and a
   -- retry the stored Crawl-delay, a finish its quota counters too, an
   -- uncharged return the state that schedules the host.
-  local v, hpq, hnext
+  -- All but an uncharged return also read the host's back-off (bo, bu).
+  local v, hpq, hnext, bo, bu
   if kind == 'f' then
-    v = redis.call('HMGET', hk, 'n', 'a', 'p', 'cd', 'fs', 'sb', 'fr', 'ab')
-  elseif kind == 'r' then
-    v = redis.call('HMGET', hk, 'n', 'a', 'p', 'cd')
+    v = redis.call('HMGET', hk, 'n', 'a', 'p', 'cd', 'fs', 'sb', 'fr', 'ab', 'bo', 'bu')
+    bo, bu = v[9], v[10]
+  elseif kind == 'r' or kind == 'd' then
+    v = redis.call('HMGET', hk, 'n', 'a', 'p', 'cd', 'bo', 'bu')
+    bo, bu = v[5], v[6]
   else
     v = redis.call('HMGET', hk, 'n', 'a', 'p', 'pq', 'next')
     hpq, hnext = v[4], v[5]
@@ -131,7 +155,14 @@ local function settle(lease, kind, status, bytes, delay, cd, cap, rdelay, pq, no
     if cd > cap then cd = cap end
     if cd > delay then delay = cd end
     if kind == 'r' and rdelay > delay then delay = rdelay end
+    if boff ~= '' then
+      local b = backoff(host, w, boff, bo, bu, now)
+      if b > delay then delay = b end
+    elseif status > 0 and bo then
+      forgive(host, hk)
+    end
     hnext, hpq = now + delay, pq
+    if kind == 'r' then retryWait(host, hnext, now) end
     w[#w + 1] = 'next'
     w[#w + 1] = hnext
     w[#w + 1] = 'pq'
@@ -145,7 +176,7 @@ local function settle(lease, kind, status, bytes, delay, cd, cap, rdelay, pq, no
       redis.call('HSET', P .. 'u:' .. host, uk, 'f' .. math.floor(now / 1000))
     end
     if bytes < 0 then bytes = 0 end
-    count(host, source(ctxblob(ctx)), status, bytes)
+    count(host, source(ctxblob(ctx)), status, bytes, novel)
     tallied(w, v[5], v[6], v[7], v[8], status, bytes)
     unref(ctx)
     n, a = adjust(num(v[1]), num(v[2]), 0, -1)
@@ -154,6 +185,8 @@ local function settle(lease, kind, status, bytes, delay, cd, cap, rdelay, pq, no
     if kind == 'r' then
       again = uk .. ' ' .. seq .. ' ' .. lvl .. ' ' .. retried(r) .. ' ' .. ctx .. ' ' .. payload
       dRetries = (dRetries or 0) + 1
+    elseif kind == 'd' then
+      again = item
     else
       again = uk .. ' ' .. seq .. ' ' .. lvl .. ' ' .. interrupted(r) .. ' ' .. ctx .. ' ' .. payload
     end

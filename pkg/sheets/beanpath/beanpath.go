@@ -100,6 +100,8 @@ func property(path string) (Alias, bool) {
 		return Alias{Note: "Trawler does not take URLs from form value attributes"}, true
 	case "wrenderHttp.enabled":
 		return Alias{Target: "render.handOff"}, true
+	case "candidates.seedsRedirectNewSeeds":
+		return Alias{Target: "scope.seedsRedirectNewSeeds"}, true
 	case "surtPrefixSeedScope.alsoCheckVia", "onDomainAccept.enabled":
 		return Alias{Note: seedScopeNote}, true
 	}

@@ -1,0 +1,198 @@
+package warciojs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/trawler-crawl/trawler/pkg/cdx"
+	"github.com/trawler-crawl/trawler/pkg/warcindex"
+)
+
+// warcioLine is one line of warcio.js's CDXJ index, its JSON values as
+// strings (warcio.js writes status, offset and length as strings too).
+type warcioLine struct {
+	key, timestamp string
+	fields         map[string]string
+}
+
+func parseWarcioCDXJ(line string) (warcioLine, error) {
+	key, rest, ok1 := strings.Cut(line, " ")
+	ts, js, ok2 := strings.Cut(rest, " ")
+	if !ok1 || !ok2 {
+		return warcioLine{}, fmt.Errorf("not urlkey timestamp {json}: %q", line)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(js), &raw); err != nil {
+		return warcioLine{}, fmt.Errorf("%q: %w", line, err)
+	}
+	l := warcioLine{key: key, timestamp: ts, fields: map[string]string{}}
+	for k, v := range raw {
+		l.fields[k] = fmt.Sprint(v)
+	}
+	return l, nil
+}
+
+// compareCDX indexes every file of rep with pkg/warcindex (what `trawler cdx
+// index` prints) and compares it with warcio.js's CDXJ line by line,
+// matched by file and offset, field by field. Where the two indexers
+// follow different conventions, the field is normalised with the reason
+// (norm* below); any other difference fails the test with the file, the
+// offset and both values. It returns the number of lines compared.
+func compareCDX(t *testing.T, rep *report) int {
+	t.Helper()
+	bad := newFailures(t, "cdx: warcio.js vs trawler cdx index")
+	defer bad.done()
+	compared := 0
+	for _, f := range rep.Files {
+		name := filepath.Base(f.Path)
+		recs := map[int64]*record{}
+		for _, r := range f.Records {
+			recs[r.Offset] = r
+		}
+		theirs := map[int64]warcioLine{}
+		for _, s := range f.CDXJ {
+			l, err := parseWarcioCDXJ(s)
+			if err != nil {
+				bad.add("%s: %v", name, err)
+				continue
+			}
+			off, err := strconv.ParseInt(l.fields["offset"], 10, 64)
+			if err != nil {
+				bad.add("%s: warcio.js line without offset: %q", name, s)
+				continue
+			}
+			theirs[off] = l
+		}
+		ours := map[int64]cdx.Line{}
+		_, err := warcindex.IndexFile(context.Background(), f.Path, func(l cdx.Line) error {
+			ours[l.Offset] = l
+			return nil
+		}, func(e *warcindex.RecordError) { bad.add("trawler cdx index: %v", e) })
+		if err != nil {
+			bad.add("trawler cdx index %s: %v", name, err)
+			continue
+		}
+		for off, l := range theirs {
+			if _, ok := ours[off]; !ok {
+				bad.add("%s offset %d: warcio.js indexes %s %s, trawler cdx index has no line", name, off, l.fields["url"], l.timestamp)
+			}
+		}
+		for off, o := range ours {
+			w, ok := theirs[off]
+			if !ok {
+				bad.add("%s offset %d: trawler cdx index has %s %s, warcio.js has no line", name, off, o.Original, o.Timestamp)
+				continue
+			}
+			compared++
+			rec := recs[off] // warcio.js's own reading of the record
+			if rec == nil {
+				bad.add("%s offset %d: warcio.js indexed a record its parser did not report", name, off)
+				continue
+			}
+			for _, d := range diffLine(o, w, rec) {
+				bad.add("%s offset %d (%s): %s", name, off, o.Original, d)
+			}
+		}
+	}
+	return compared
+}
+
+// diffLine lists the fields in which two index lines of one record differ
+// after normalisation.
+func diffLine(o cdx.Line, w warcioLine, rec *record) []string {
+	var diffs []string
+	field := func(name, ours, theirs string) {
+		if ours != theirs {
+			diffs = append(diffs, fmt.Sprintf("%s: trawler %q, warcio.js %q", name, ours, theirs))
+		}
+	}
+	field("urlkey", o.URLKey, normKey(w.key, o.URLKey))
+	field("timestamp", o.Timestamp, w.timestamp)
+	field("url", o.Original, w.fields["url"])
+	field("mime", o.Mimetype, normMime(w.fields["mime"], rec))
+	// Status: for the non-HTTP responses, warcio.js writes the status its
+	// HTTP parser could not find as "", Trawler leaves the field out (as
+	// pywb does in CDXJ); both read as "" here, so they agree.
+	field("status", o.Status, w.fields["status"])
+	field("digest", o.Digest, normDigest(w.fields["digest"], o.Digest, rec))
+	field("redirect", o.Redirect, normRedirect(w.fields["http:location"], o.Status, o.Original))
+	field("length", strconv.FormatInt(o.Length, 10), w.fields["length"])
+	field("offset", strconv.FormatInt(o.Offset, 10), w.fields["offset"])
+	field("filename", o.Filename, w.fields["filename"])
+	return diffs
+}
+
+// normKey: Trawler's key is the Internet Archive's canonical SURT (the
+// Python surt package, which pywb and OutbackCDX use), which drops a
+// path's trailing slash ("/sec1/" -> "/sec1"); warcio.js's getSurt is a
+// lighter canonicalisation that keeps the path as given. warcio.js's key
+// with the trailing slash of its path removed is taken when that is what
+// Trawler wrote; any other difference remains.
+func normKey(theirs, ours string) string {
+	path, query, hasQuery := strings.Cut(theirs, "?")
+	if p, ok := strings.CutSuffix(path, "/"); ok && !strings.HasSuffix(p, ")") {
+		alt := p
+		if hasQuery {
+			alt += "?" + query
+		}
+		if alt == ours {
+			return alt
+		}
+	}
+	return theirs
+}
+
+// normMime: for a response that is not HTTP (dns: lookups, Content-Type
+// text/dns) warcio.js still takes the MIME type from an HTTP header it
+// tries to parse out of the block, finds none and leaves it out, while
+// Trawler gives the record's own Content-Type, as Heritrix's and
+// OutbackCDX's indexers do ("text/dns"). Trawler's convention is the
+// useful one; warcio.js's empty value is replaced by the record's type.
+func normMime(theirs string, rec *record) string {
+	if theirs == "" && rec.Type == "response" && !rec.isHTTP() {
+		m, _, _ := strings.Cut(rec.ContentType, ";")
+		return strings.ToLower(strings.TrimSpace(m))
+	}
+	return theirs
+}
+
+// normDigest: warcio.js's digest is the WARC-Payload-Digest only, so a
+// record without one (a dns: lookup: its block has no payload distinct
+// from it) gets none. Trawler gives such a non-HTTP, non-revisit record its
+// WARC-Block-Digest instead, which is the payload digest when the block is
+// the payload (as WARC 1.1 defines the payload) and what the crawled event carries.
+// warcio.js's empty value is replaced by the block digest (which it has
+// verified) only in that case.
+func normDigest(theirs, ours string, rec *record) string {
+	if theirs == "" && rec.PayloadDigest == "" && rec.Type != "revisit" && !rec.isHTTP() {
+		if _, v, ok := strings.Cut(rec.BlockDigest, ":"); ok && v == ours {
+			return v
+		}
+	}
+	return theirs
+}
+
+// normRedirect: warcio.js's CDXIndexer has no redirect field; validate.mjs
+// asks it for the HTTP Location header instead ("http:location"), which it
+// gives as sent and whatever the status. Trawler's redirect is the
+// Location of a 3xx response only (CDX11's "r" field), resolved against
+// the record's URL, as the crawler follows it and a replay tool looks it
+// up. So Location is compared for 3xx lines only, resolved here with
+// net/url (RFC 3986), independently of Trawler's pkg/uri.
+func normRedirect(location, status, base string) string {
+	if !strings.HasPrefix(status, "3") {
+		return ""
+	}
+	b, err1 := url.Parse(base)
+	l, err2 := url.Parse(location)
+	if location == "" || err1 != nil || err2 != nil {
+		return location
+	}
+	return b.ResolveReference(l).String()
+}
