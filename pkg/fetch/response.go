@@ -56,9 +56,10 @@ func digestString(h hash.Hash) string {
 	return "sha1:" + base32.StdEncoding.EncodeToString(h.Sum(nil))
 }
 
-// mediaType reduces a Content-Type value to its media type the way
-// Heritrix does: the leading run of characters up to ';', ',' or space.
-func mediaType(ct string) string {
+// MediaType reduces a Content-Type value to its media type the way
+// Heritrix does: the leading run of characters up to ';', ',' or space,
+// lower-cased; "unknown" when empty. It is the MIME of a Response.
+func MediaType(ct string) string {
 	ct = strings.TrimSpace(ct)
 	if i := strings.IndexAny(ct, "; ,\t"); i >= 0 {
 		ct = ct[:i]
@@ -162,7 +163,7 @@ func (x *exchange) readResponse(ctx context.Context) (*Response, *http.Response,
 	resp := &Response{
 		URL: x.url, IP: x.conn.ip, Start: x.start,
 		RequestBytes: x.reqBytes, Raw: raw, Payload: payload,
-		StatusCode: hr.StatusCode, Header: hr.Header, MIME: mediaType(hr.Header.Get("Content-Type")),
+		StatusCode: hr.StatusCode, Header: hr.Header, MIME: MediaType(hr.Header.Get("Content-Type")),
 	}
 	if err := x.readBody(resp, hr, br); err != nil {
 		_ = resp.Close()

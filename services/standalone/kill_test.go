@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -289,18 +287,7 @@ func checkLogMatchesCaptures(t *testing.T, dataDir string) {
 	for _, dir := range []string{"warcs", "warcs-viral"} {
 		files, _ := filepath.Glob(filepath.Join(dataDir, dir, "fc-npld", "*.warc.gz"))
 		for _, name := range files {
-			r, err := gowarc.NewWarcFileReader(name, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for {
-				rec, _, _, err := r.Next()
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
+			eachRecord(t, name, func(rec gowarc.WarcRecord) {
 				switch rec.Type() {
 				case gowarc.Response, gowarc.Revisit, gowarc.Resource:
 					h := rec.WarcHeader()
@@ -310,9 +297,7 @@ func checkLogMatchesCaptures(t *testing.T, dataDir string) {
 					}
 					captures[strings.Trim(h.Get(gowarc.WarcTargetURI), "<>")+" "+date.UTC().Format("20060102150405")]++
 				}
-				_ = rec.Close()
-			}
-			_ = r.Close()
+			})
 		}
 	}
 	lines := map[string]int{}

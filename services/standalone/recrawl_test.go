@@ -26,42 +26,52 @@ type capture struct {
 	refDate  string
 }
 
+// eachRecord calls fn for every record of the WARC file name, in order.
+func eachRecord(t *testing.T, name string, fn func(rec gowarc.WarcRecord)) {
+	t.Helper()
+	r, err := gowarc.NewWarcFileReader(name, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = r.Close() }()
+	for {
+		rec, _, _, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		fn(rec)
+		_ = rec.Close()
+	}
+}
+
 // capturesByURL reads every response and revisit record of files.
 func capturesByURL(t *testing.T, files []string) map[string][]capture {
 	t.Helper()
 	out := map[string][]capture{}
 	for _, name := range files {
-		r, err := gowarc.NewWarcFileReader(name, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			rec, _, _, err := r.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
+		eachRecord(t, name, func(rec gowarc.WarcRecord) {
 			h := rec.WarcHeader()
-			if typ := rec.Type(); (typ == gowarc.Response || typ == gowarc.Revisit) && h.Get(gowarc.ContentType) != "text/dns" {
-				raw, err := rec.Block().RawBytes()
-				if err != nil {
-					t.Fatal(err)
-				}
-				block, _ := io.ReadAll(raw)
-				resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(block)), nil)
-				if err != nil {
-					t.Fatalf("%s: %s record of %s: %v", name, typ, h.Get(gowarc.WarcTargetURI), err)
-				}
-				resp.Body.Close()
-				out[h.Get(gowarc.WarcTargetURI)] = append(out[h.Get(gowarc.WarcTargetURI)], capture{
-					typ: typ, status: resp.StatusCode,
-					refersTo: h.Get(gowarc.WarcRefersToTargetURI), refDate: h.Get(gowarc.WarcRefersToDate)})
+			typ := rec.Type()
+			if (typ != gowarc.Response && typ != gowarc.Revisit) || h.Get(gowarc.ContentType) == "text/dns" {
+				return
 			}
-			_ = rec.Close()
-		}
-		_ = r.Close()
+			raw, err := rec.Block().RawBytes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			block, _ := io.ReadAll(raw)
+			resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(block)), nil)
+			if err != nil {
+				t.Fatalf("%s: %s record of %s: %v", name, typ, h.Get(gowarc.WarcTargetURI), err)
+			}
+			resp.Body.Close()
+			out[h.Get(gowarc.WarcTargetURI)] = append(out[h.Get(gowarc.WarcTargetURI)], capture{
+				typ: typ, status: resp.StatusCode,
+				refersTo: h.Get(gowarc.WarcRefersToTargetURI), refDate: h.Get(gowarc.WarcRefersToDate)})
+		})
 	}
 	return out
 }

@@ -243,7 +243,7 @@ func captureOf(rec gowarc.WarcRecord) (recoveredCapture, error) {
 	if err != nil {
 		return recoveredCapture{}, err
 	}
-	c.http, c.status, c.mime, c.bodySize = true, status, mediaType(header.Get("Content-Type")), size-head
+	c.http, c.status, c.mime, c.bodySize = true, status, fetch.MediaType(header.Get("Content-Type")), size-head
 	if rec.Type() == gowarc.Revisit {
 		// A revisit keeps only the head: the body it stands for is the
 		// size the server declared, if it did.
@@ -385,18 +385,6 @@ func readHeadBlock(r *bufio.Reader) (status int, h headerFields, size int64, err
 	}
 }
 
-// mediaType is a Content-Type's media type as the fetcher gives it: cut
-// at ';', ',' or white space, lower-cased, "unknown" when empty.
-func mediaType(ct string) string {
-	ct = strings.TrimSpace(ct)
-	if i := strings.IndexAny(ct, "; ,\t"); i >= 0 {
-		ct = ct[:i]
-	}
-	if ct == "" {
-		return "unknown"
-	}
-	return strings.ToLower(ct)
-}
 
 func minTime(a, b time.Time) time.Time {
 	if b.Before(a) {

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"strings"
 	"testing"
+
+	"github.com/trawler-crawl/trawler/pkg/fetch"
 )
 
 // The crawl.log size of an HTTP response is its message body as received,
@@ -26,8 +28,8 @@ func TestReadHTTPHead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if body := int64(len(tt.raw)) - head; status != tt.status || mediaType(h.Get("Content-Type")) != tt.mime || body != tt.body {
-				t.Errorf("status %d mime %q body %d, want %d %q %d", status, mediaType(h.Get("Content-Type")), body, tt.status, tt.mime, tt.body)
+			if body := int64(len(tt.raw)) - head; status != tt.status || fetch.MediaType(h.Get("Content-Type")) != tt.mime || body != tt.body {
+				t.Errorf("status %d mime %q body %d, want %d %q %d", status, fetch.MediaType(h.Get("Content-Type")), body, tt.status, tt.mime, tt.body)
 			}
 		})
 	}
