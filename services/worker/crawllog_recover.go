@@ -385,7 +385,6 @@ func readHeadBlock(r *bufio.Reader) (status int, h headerFields, size int64, err
 	}
 }
 
-
 func minTime(a, b time.Time) time.Time {
 	if b.Before(a) {
 		return b
