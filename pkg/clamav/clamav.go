@@ -252,7 +252,8 @@ func (c *Client) scanRetrying(ctx context.Context, open func() (io.ReadCloser, e
 			return Result{}, le.err
 		}
 		last = err
-		if errors.Is(err, ErrSizeLimit) && c.lowerLimit(ctx, err) {
+		var refused *refusedError
+		if errors.As(err, &refused) && c.lowerLimit(ctx, refused.used, err) {
 			attempt-- // clamd answered: not a failed attempt
 			continue
 		}
@@ -268,17 +269,20 @@ func (c *Client) scanRetrying(ctx context.Context, open func() (io.ReadCloser, e
 	}
 }
 
-// lowerLimit halves the stream length after clamd refused a stream as too
-// long; false when it is at MinStreamLength already. Concurrent scans that
-// hit the limit together halve it once between them: each halves the
-// length it saw, and only the first change is kept.
-func (c *Client) lowerLimit(ctx context.Context, cause error) bool {
-	cur := c.limit.Load()
-	if cur <= MinStreamLength {
+// lowerLimit lowers the stream length after clamd refused a stream of used
+// bytes as too long, and says whether to scan again: when another scan
+// has lowered it below used already, or it could be halved (not below
+// MinStreamLength). Scans refused together thus halve it once between
+// them, each retrying at whatever length is current.
+func (c *Client) lowerLimit(ctx context.Context, used int64, cause error) bool {
+	if c.limit.Load() < used {
+		return true
+	}
+	if used <= MinStreamLength {
 		return false
 	}
-	next := max(cur/2, MinStreamLength)
-	if c.limit.CompareAndSwap(cur, next) {
+	next := max(used/2, MinStreamLength)
+	if c.limit.CompareAndSwap(used, next) {
 		c.log.WarnContext(ctx, "clamd refused a stream as too long: its StreamMaxLength is below the configured scan length; "+
 			"scanning only the head of longer bodies (annotated clamav:partial)",
 			"addr", c.addr, "configured", c.maxLen, "now", next, "err", cause)

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -272,5 +274,34 @@ func TestScanContextCancelledBeforeStart(t *testing.T) {
 	_, err := c.Scan(ctx, body([]byte("x"), nil))
 	if !errors.Is(err, context.Canceled) || errors.Is(err, clamav.ErrUnavailable) {
 		t.Fatalf("err = %v, want context.Canceled only", err)
+	}
+}
+
+// Scans refused together lower the length once between them, and every
+// one of them still gets a verdict: none gives up because another scan
+// lowered the length first.
+func TestScanConcurrentRefusalsHalveOnce(t *testing.T) {
+	d := clamdtest.Start(t, 600<<10)
+	c := newClient(t, clamav.Options{Address: d.Addr, StreamMaxLength: 1 << 20, Retries: 0, ChunkSize: 64 << 10})
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := range 16 {
+		wg.Go(func() {
+			res, err := c.Scan(t.Context(), body(noise(uint64(i), 900<<10), nil))
+			if err == nil && (!res.Truncated || res.Bytes != 512<<10) {
+				err = fmt.Errorf("scan %d: %+v, want a 512 KiB head", i, res)
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if got := c.StreamLength(); got != 512<<10 {
+		t.Errorf("stream length %d KiB, want 512", got>>10)
 	}
 }

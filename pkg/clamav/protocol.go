@@ -83,6 +83,25 @@ func (c *Client) ctxOr(ctx context.Context, err error) error {
 
 // scanOnce is one INSTREAM attempt on a fresh connection.
 func (c *Client) scanOnce(ctx context.Context, open func() (io.ReadCloser, error)) (Result, error) {
+	limit := c.limit.Load()
+	res, err := c.scanAt(ctx, open, limit)
+	if errors.Is(err, ErrSizeLimit) {
+		err = &refusedError{used: limit, err: err}
+	}
+	return res, err
+}
+
+// refusedError is clamd refusing a stream of used bytes as too long.
+type refusedError struct {
+	used int64
+	err  error
+}
+
+func (e *refusedError) Error() string { return e.err.Error() }
+func (e *refusedError) Unwrap() error { return e.err }
+
+// scanAt scans the first limit bytes of the body.
+func (c *Client) scanAt(ctx context.Context, open func() (io.ReadCloser, error), limit int64) (Result, error) {
 	body, err := open()
 	if err != nil {
 		return Result{}, &localError{fmt.Errorf("clamav scan: open body: %w", err)}
@@ -96,7 +115,7 @@ func (c *Client) scanOnce(ctx context.Context, open func() (io.ReadCloser, error
 	if _, err := io.WriteString(s.conn, "zINSTREAM\x00"); err != nil {
 		return Result{}, fmt.Errorf("clamd %s: write INSTREAM: %w", c.addr, err)
 	}
-	sent, truncated, werr := c.stream(s.conn, body)
+	sent, truncated, werr := c.stream(s.conn, body, limit)
 	var le *localError
 	if errors.As(werr, &le) {
 		return Result{}, werr
@@ -123,11 +142,10 @@ func (c *Client) scanOnce(ctx context.Context, open func() (io.ReadCloser, error
 	return res, nil
 }
 
-// stream sends up to the client's limit of body as length-prefixed chunks and the
+// stream sends up to limit bytes of body as length-prefixed chunks and the
 // terminating empty chunk. Body read errors come back as *localError.
-func (c *Client) stream(w io.Writer, body io.Reader) (sent int64, truncated bool, err error) {
+func (c *Client) stream(w io.Writer, body io.Reader, limit int64) (sent int64, truncated bool, err error) {
 	buf := make([]byte, 4+c.chunk)
-	limit := c.limit.Load()
 	head := io.LimitReader(body, limit)
 	for {
 		n, rerr := io.ReadFull(head, buf[4:])

@@ -202,10 +202,10 @@ func buildRequest(s reqSpec) ([]byte, error) {
 	if s.compression {
 		fmt.Fprintf(&b, "Accept-Encoding: %s\r\n", acceptEncoding)
 	}
-	if s.referer != "" && !seen["Referer"] {
-		if !httpguts.ValidHeaderFieldValue(s.referer) {
-			return nil, fmt.Errorf("invalid Referer %q", s.referer)
-		}
+	// A via that is no valid header value (a control character a page
+	// smuggled into a URL) loses the Referer, not the fetch: the Referer
+	// is a courtesy to the site.
+	if s.referer != "" && !seen["Referer"] && httpguts.ValidHeaderFieldValue(s.referer) {
 		fmt.Fprintf(&b, "Referer: %s\r\n", s.referer)
 	}
 	for _, h := range [...]struct{ name, value string }{{"Cookie", s.cookie}, {"Authorization", s.authorization}} {

@@ -68,18 +68,23 @@ func RetryAfter(v string, now time.Time, limit time.Duration) (d time.Duration, 
 	return d, true
 }
 
+// backOffQuiet is the least quiet spell after which a host's back-offs
+// count from zero again (QUIET_MS in backoff.lua).
+const backOffQuiet = 24 * time.Hour
+
 // DecideThrottle is the decision for a response asking the crawl to slow
 // down (Throttled), with the server's capped Retry-After (0: none). The
 // URI is deferred, not charged a retry, while its host has backed off
 // fewer than maxRetries times in a row; past that the back-offs are
 // charged like a transient failure (then -8), so a host that never stops
 // throttling cannot keep its URIs in the frontier for ever. A host whose
-// last back-off ended more than backOffMaxMs ago counts from zero again,
-// as the completion script does.
+// last back-off ended more than the larger of backOffMaxMs and a day ago
+// counts from zero again, as the completion script does (backoff.lua says
+// why not sooner).
 func (p Policy) DecideThrottle(c *Claim, status int, retryAfter time.Duration, now time.Time) Decision {
 	d := Decision{Status: status, Attempts: c.Retries + 1, Retry: true, Throttle: status, RetryAfter: max(retryAfter, 0)}
 	n := c.BackOffs
-	if n > 0 && now.Sub(c.BackOffUntil) > time.Duration(p.Politeness.BackOffMaxMs)*time.Millisecond {
+	if n > 0 && now.Sub(c.BackOffUntil) > max(time.Duration(p.Politeness.BackOffMaxMs)*time.Millisecond, backOffQuiet) {
 		n = 0
 	}
 	switch {

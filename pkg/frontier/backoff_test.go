@@ -68,7 +68,9 @@ func TestDecideThrottle(t *testing.T) {
 		{"past the bound: charged", Claim{BackOffs: 3, BackOffUntil: now}, Decision{Retry: true, Status: 503, Attempts: 1, Throttle: 503}, true, false},
 		{"past the bound, retries spent: -8", Claim{BackOffs: 5, BackOffUntil: now, Retries: 3},
 			Decision{Status: StatusRetriesExhausted, Attempts: 4, Throttle: 503}, true, true},
-		{"forgiven after a quiet spell", Claim{BackOffs: 9, BackOffUntil: now.Add(-9 * time.Second)},
+		{"not forgiven for waiting its politeness delay", Claim{BackOffs: 9, BackOffUntil: now.Add(-9 * time.Second)},
+			Decision{Retry: true, Status: 503, Attempts: 1, Throttle: 503}, true, false},
+		{"forgiven after a quiet spell", Claim{BackOffs: 9, BackOffUntil: now.Add(-25 * time.Hour)},
 			Decision{Retry: true, Defer: true, Status: 503, Attempts: 1, Throttle: 503}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -161,8 +163,10 @@ func TestBackOffExponential(t *testing.T) {
 }
 
 // A 429 with Retry-After holds the host for exactly that long (no jitter);
-// a host quiet for backOffMaxMs after its last back-off starts from the
-// base wait again.
+// a host claimed again later than backOffMaxMs after its back-off (as a
+// long politeness delay makes it) keeps its count, so the bound on
+// uncharged deferrals holds; a host quiet for a day starts from the base
+// wait again.
 func TestBackOffRetryAfterAndQuietSpell(t *testing.T) {
 	forBackends(t, func(t *testing.T, rdb *redis.Client) {
 		ck := newClock()
@@ -184,9 +188,13 @@ func TestBackOffRetryAfterAndQuietSpell(t *testing.T) {
 			c = claimAt(t, f, ck, hostInfo(t, f, "h").BackOffUntil)
 		}
 		mustEqual(t, "in a row", c.BackOffs, 3)
-		ck.add(8*time.Second + time.Millisecond) // quiet for longer than backOffMaxMs
+		ck.add(8*time.Second + time.Millisecond) // longer than backOffMaxMs, as a politeness delay can be
+		if d := pol.DecideThrottle(c, 503, 0, ck.now()); d.Defer {
+			t.Fatalf("a host claimed after backOffMaxMs had its count reset: %+v", d)
+		}
+		ck.add(24 * time.Hour) // a quiet spell
 		if d := pol.DecideThrottle(c, 503, 0, ck.now()); !d.Defer {
-			t.Fatalf("a host quiet for backOffMaxMs still charged: %+v", d)
+			t.Fatalf("a host quiet for a day still charged: %+v", d)
 		}
 		if _, err := f.Complete(ctx, []Outcome{{Claim: c, Status: 503, Policy: pol}}); err != nil {
 			t.Fatal(err)

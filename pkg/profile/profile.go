@@ -60,8 +60,9 @@ type Politeness struct {
 	// settings; named like its respectCrawlDelayUpToSeconds): for the
 	// response's Retry-After up to MaxRetryAfterSeconds, or without one for
 	// BackOffBaseMs doubling with each back-off in a row (with jitter) up to
-	// BackOffMaxMs. A host quiet for BackOffMaxMs after its last back-off,
-	// or answering anything else, starts again from BackOffBaseMs.
+	// BackOffMaxMs. A host answering anything else, or quiet for a day (or
+	// BackOffMaxMs if longer) after its last back-off, starts again from
+	// BackOffBaseMs.
 	MaxRetryAfterSeconds int64 `yaml:"maxRetryAfterSeconds"`
 	BackOffBaseMs        int64 `yaml:"backOffBaseMs"`
 	BackOffMaxMs         int64 `yaml:"backOffMaxMs"`

@@ -56,6 +56,18 @@ var ErrNoRedis = errors.New("sheets: no Redis configured for launch-attached she
 // neither changes nothing. Unknown sheet names and targetSheet keys are
 // logged and dropped, and returned so the caller can count them.
 func (s *Sheets) AttachLaunch(ctx context.Context, l messages.Launch) (Dropped, error) {
+	return s.attachLaunch(ctx, l, false)
+}
+
+// AttachLaunchIfUnset is AttachLaunch for sheets that stand in for
+// another URL's: they are attached only where no launch attached any, so
+// a seed that redirects to a site launched with sheets of its own (an
+// operator's noLimit or recrawl sheet) does not replace them.
+func (s *Sheets) AttachLaunchIfUnset(ctx context.Context, l messages.Launch) (Dropped, error) {
+	return s.attachLaunch(ctx, l, true)
+}
+
+func (s *Sheets) attachLaunch(ctx context.Context, l messages.Launch, ifUnset bool) (Dropped, error) {
 	if len(l.Sheets) == 0 && len(l.TargetSheet) == 0 {
 		return Dropped{}, nil
 	}
@@ -63,7 +75,7 @@ func (s *Sheets) AttachLaunch(ctx context.Context, l messages.Launch) (Dropped, 
 	if !strings.HasPrefix(p, "http://(") {
 		return Dropped{}, fmt.Errorf("attach sheets for %q: not an http(s) URL", l.URL)
 	}
-	d, err := s.attach(ctx, p, stored{Sheets: l.Sheets, TargetSheet: l.TargetSheet})
+	d, err := s.attach(ctx, p, stored{Sheets: l.Sheets, TargetSheet: l.TargetSheet}, ifUnset)
 	if err != nil {
 		return d, fmt.Errorf("attach sheets for %s: %w", l.URL, err)
 	}
@@ -78,10 +90,11 @@ func (s *Sheets) Attach(ctx context.Context, prefix string, names []string, targ
 	if err != nil {
 		return Dropped{}, fmt.Errorf("attach sheets: %w", err)
 	}
-	return s.attach(ctx, p, stored{Sheets: names, TargetSheet: target})
+	return s.attach(ctx, p, stored{Sheets: names, TargetSheet: target}, false)
 }
 
-func (s *Sheets) attach(ctx context.Context, p string, st stored) (Dropped, error) {
+// attach stores st at p; with ifUnset, only when nothing is stored there.
+func (s *Sheets) attach(ctx context.Context, p string, st stored, ifUnset bool) (Dropped, error) {
 	if s.opts.Redis == nil {
 		return Dropped{}, ErrNoRedis
 	}
@@ -98,7 +111,7 @@ func (s *Sheets) attach(ctx context.Context, p string, st stored) (Dropped, erro
 	}
 	// Relaunches mostly repeat what is stored: skip the write and the
 	// reload every worker would do after it.
-	if cur, err := s.opts.Redis.HGet(ctx, s.key(assocKey), p).Result(); err == nil && cur == string(b) {
+	if cur, err := s.opts.Redis.HGet(ctx, s.key(assocKey), p).Result(); err == nil && (cur == string(b) || ifUnset) {
 		return d, nil
 	} else if err != nil && !errors.Is(err, redis.Nil) {
 		return d, fmt.Errorf("read sheets of %s: %w", p, err)

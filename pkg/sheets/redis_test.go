@@ -342,3 +342,26 @@ func TestConcurrentLookupsAndChanges(t *testing.T) {
 		t.Fatalf("final sheets %q", got)
 	}
 }
+
+// A seed's redirect target takes the seed's sheets only where no launch
+// attached any: an operator's own sheets for the target stay, and a
+// target with none gets the seed's.
+func TestAttachLaunchIfUnset(t *testing.T) {
+	ctx := context.Background()
+	rdb := embeddedtest.Redis(t)
+	s, _ := withRedis(t, rdb, decode(t, ukwaProfile), &clock{})
+	if _, err := s.AttachLaunch(ctx, messages.Launch{URL: "https://www.b.example/", Sheets: []string{"noLimit"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"https://www.b.example/", "https://www.c.example/"} {
+		if _, err := s.AttachLaunchIfUnset(ctx, messages.Launch{URL: u, Sheets: []string{"blockAll"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p := s.ForURL("https://www.b.example/x").Profile; p.Preselector.BlockAll || p.Quotas.ServerMaxSuccessKb != -1 {
+		t.Errorf("the operator's noLimit was replaced: blockAll %v, serverMaxSuccessKb %d", p.Preselector.BlockAll, p.Quotas.ServerMaxSuccessKb)
+	}
+	if p := s.ForURL("https://www.c.example/x").Profile; !p.Preselector.BlockAll {
+		t.Error("a target without sheets did not get the seed's")
+	}
+}

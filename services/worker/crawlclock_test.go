@@ -86,9 +86,10 @@ func TestMaxTimeCountsFromCrawlStart(t *testing.T) {
 		t.Fatalf("crawl starts %v and %v; want one start, near %v", w1.started, w2.started, t0)
 	}
 	// A per-worker clock would stop the second worker a second later,
-	// three seconds after the crawl started.
+	// three seconds after the crawl started; the slack below that is for a
+	// loaded machine.
 	for w, at := range stopped {
-		if el := at.Sub(t0); el < 2*time.Second || el > 2600*time.Millisecond {
+		if el := at.Sub(t0); el < 2*time.Second || el > 2900*time.Millisecond {
 			t.Errorf("worker %s stopped %v after the crawl started, want about 2s", w.cfg.ID, el)
 		}
 	}

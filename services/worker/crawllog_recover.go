@@ -248,8 +248,11 @@ func captureOf(rec gowarc.WarcRecord) (recoveredCapture, error) {
 		// A revisit keeps only the head: the body it stands for is the
 		// size the server declared, if it did.
 		c.bodySize, _ = strconv.ParseInt(header.Get("Content-Length"), 10, 64)
-		if strings.Contains(h.Get(gowarc.WarcProfile), "identical-payload-digest") {
-			c.notes = append(c.notes, "duplicate:digest")
+		switch prof := h.Get(gowarc.WarcProfile); {
+		case strings.Contains(prof, "identical-payload-digest"):
+			c.notes = append(c.notes, annotationDuplicate)
+		case strings.Contains(prof, "server-not-modified"):
+			c.notes = append(c.notes, annotationNotModified)
 		}
 	}
 	switch h.Get(gowarc.WarcTruncated) {

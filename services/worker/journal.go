@@ -56,6 +56,11 @@ func (j *Journal) Crawled(ctx context.Context, fn func([]frontier.Finished) erro
 			if j.crawlName != "" && ev.CrawlName != j.crawlName {
 				continue
 			}
+			if strings.HasSuffix(ev.HopPath, string(messages.HopPrerequisite)) {
+				// dns: and robots.txt: never admitted, and live settling
+				// counts them in no total, so neither does a rebuild.
+				continue
+			}
 			var size int64
 			if ev.Size != nil {
 				size = *ev.Size
@@ -248,7 +253,11 @@ func restoreLaunches(ctx context.Context, j frontier.Journal, sc *scope.Seeds, s
 			if !hasLaunchState(l) {
 				continue
 			}
-			if _, err := sh.AttachLaunch(ctx, l); err != nil {
+			attach := sh.AttachLaunch
+			if l.IsSeed && strings.HasSuffix(l.HopPath(), string(messages.HopRedirect)) {
+				attach = sh.AttachLaunchIfUnset // a seed's redirect target, as live
+			}
+			if _, err := attach(ctx, l); err != nil {
 				return fmt.Errorf("rebuild: %w", err)
 			}
 			if l.IsSeed {

@@ -135,7 +135,7 @@ func (w *Worker) checkRobots(ctx context.Context, t *task) step {
 	if err != nil {
 		w.log.Warn("robots cache read; fetching robots.txt again", "origin", origin, "err", err)
 	}
-	if ok && fetchedBeforeLaunch(t.l, rules.Fetched()) {
+	if ok && fetchedBeforeLaunch(t.l, rules.Fetched(), time.Now()) {
 		ok = false // a new launch fetches robots.txt (and its sitemaps) anew
 	}
 	var pre *outcome // robots.txt's fetch, when it was fetched now and cached
@@ -272,7 +272,11 @@ func (w *Worker) formLogin(ctx context.Context, t *task) step {
 		if s := w.recordPrerequisite(ctx, pt, resp); s == interrupted {
 			return s
 		}
-		return proceed
+		// Like robots.txt, the login went through the host's queue: t
+		// waits the politeness delay it earned (the SETNX above keeps t
+		// from logging in again when it comes back).
+		t.deferAfter(pt.out)
+		return finished
 	}
 	return proceed
 }

@@ -60,3 +60,33 @@ func TestRelaunchRefetchesRobotsOnce(t *testing.T) {
 		t.Errorf("/private fetched %d times", n)
 	}
 }
+
+// Cached robots rules are refetched for a launch stamped after they were
+// fetched, and never for a launch stamped in the future: rules fetched
+// now would still predate it, and the host would fetch robots.txt for
+// every URI until the clock caught up.
+func TestFetchedBeforeLaunch(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 500e6, time.UTC)
+	launch := func(ts string) messages.Launch {
+		return messages.Launch{URL: "http://a.example/", ParentURLMetadata: messages.ParentMetadata{
+			HeritableData: messages.HeritableData{LaunchTimestamp: ts}}}
+	}
+	for _, tc := range []struct {
+		name    string
+		l       messages.Launch
+		fetched time.Time
+		want    bool
+	}{
+		{"rules older than the launch", launch("20261125115900"), now.Add(-time.Hour), true},
+		{"rules fetched since the launch", launch("20261125115900"), now.Add(-time.Second), false},
+		{"rules fetched in the launch's second", launch("20261125120000"), now, false},
+		{"launch stamped in the future", launch("20261125130000"), now.Add(-time.Hour), false},
+		{"no launch timestamp", launch(""), now.Add(-time.Hour), false},
+		{"bad launch timestamp", launch("yesterday"), now.Add(-time.Hour), false},
+		{"rules of unknown age", launch("20261125115900"), time.Time{}, false},
+	} {
+		if got := fetchedBeforeLaunch(tc.l, tc.fetched, now); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

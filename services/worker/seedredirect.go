@@ -66,13 +66,14 @@ func isHTTP(u string) bool {
 }
 
 // addRedirectSeed records an accepted redirect target of a seed as a seed
-// for every worker (its scope and its launch's sheets, in Redis), before
+// for every worker (its scope and its launch's sheets, in Redis, unless a
+// launch of its own attached sheets there already), before
 // it is queued, and returns its settings with those sheets applied and
 // whether it widened the scope (then it is forced). A candidate the scope
 // rejected never gets here, so an excluded or out-of-scope target widens
 // nothing.
 func (w *Worker) addRedirectSeed(ctx context.Context, l messages.Launch) (*sheets.Effective, bool, error) {
-	if _, err := w.chain.sheets.AttachLaunch(ctx, l); err != nil {
+	if _, err := w.chain.sheets.AttachLaunchIfUnset(ctx, l); err != nil {
 		return nil, false, fmt.Errorf("seed redirect %s: %w", l.URL, err)
 	}
 	wider, err := w.chain.seeds.AddNew(ctx, l.URL, scope.SeedScopeFromSheets(l.Sheets))

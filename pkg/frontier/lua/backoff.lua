@@ -9,20 +9,26 @@
 -- fields it reads anyway.
 local BACKOFF = P .. 'backoff'
 local BACKOFFS = P .. 'backoffs'
+local QUIET_MS = 86400000
 
 -- backoff records one back-off of host: spec is "<status> <retry-after ms,
 -- -1 none> <base ms> <cap ms> <jitter 0..1>". Without a Retry-After the
 -- wait doubles with each back-off in a row from base up to cap, with
 -- "equal jitter" (half fixed, half random, the random fraction from the
 -- caller, since a script's own random numbers are not random). A host
--- whose last back-off ended more than cap ago starts again from base. It
--- appends the host's fields to w and returns the wait in ms.
+-- whose last back-off ended more than QUIET (the larger of cap and a day)
+-- ago starts again from base: the host is claimed again only after its
+-- politeness delay, which can outlast cap, and a spell measured from the
+-- end of the back-off would then reset the count every time, so the URI
+-- would be deferred for ever and never charged. Any answer that does not
+-- ask to slow down forgives the host at once (forgive). It appends the
+-- host's fields to w and returns the wait in ms.
 local function backoff(host, w, spec, bo, bu, now)
   local st, ra, base, cap, j = string.match(spec, '^(%d+) (%-?%d+) (%d+) (%d+) ([%d.]+)$')
   if not st then return 0 end
   ra, base, cap, j = tonumber(ra), tonumber(base), tonumber(cap), tonumber(j)
   local n = num(bo)
-  if n > 0 and now - num(bu) > cap then n = 0 end
+  if n > 0 and now - num(bu) > math.max(cap, QUIET_MS) then n = 0 end
   n = n + 1
   local d = ra
   if d < 0 then
