@@ -19,6 +19,8 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
+	@# go.mod and go.sum must be tidy: -diff prints what tidy would change (and exits 1).
+	@out="$$($(GO) mod tidy -diff 2>&1)" || { echo "$$out"; echo "go mod tidy: go.mod/go.sum are not tidy (run go mod tidy)"; exit 1; }
 	$(GO) run $(STATICCHECK) ./...
 
 demo:

@@ -46,3 +46,13 @@ if [ ! -f "$dest/node_modules/warcio/package.json" ] ||
   # npm ci installs exactly the lock file; no install scripts are run.
   npm ci --prefix "$dest" --ignore-scripts --no-audit --no-fund --loglevel=error
 fi
+
+# helm, for internal/composecheck's TestRealHelm (helm lint --strict and
+# helm template of the chart; under CI=true a missing helm fails it). Built
+# with the Go toolchain from the module proxy into .cache/helm/<version>
+# (git-ignored); keep the version equal to helmVersion in
+# internal/composecheck/helmbin_test.go.
+helm_version=v3.22.0
+if [ ! -x ".cache/helm/$helm_version/helm" ]; then
+  GOBIN="$PWD/.cache/helm/$helm_version" go install "helm.sh/helm/v3/cmd/helm@$helm_version"
+fi

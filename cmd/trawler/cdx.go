@@ -23,7 +23,7 @@ index writes one line per response, revisit and resource record to standard outp
 load adds WARC files, or CDX11/CDX9/CDXJ files (optionally gzipped), to an index.`
 
 func runCDX(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	verb, rest, err := sub(args, "index", "load")
+	verb, rest, err := sub(args, verbs()["cdx"]...)
 	if err != nil {
 		fmt.Fprintln(stderr, cdxUsage)
 		return err

@@ -83,6 +83,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 		sort.Strings(errs)
 		return fmt.Errorf("environment: %s", strings.Join(errs, "; "))
 	}
+	warnUnknownEnv(fs.Output(), fs, os.Environ())
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -91,6 +92,79 @@ func parse(fs *flag.FlagSet, args []string) error {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	return nil
+}
+
+// warnUnknownEnv warns about each TRAWLER_* variable in environ that sets
+// no flag of fs, naming the nearest real one. A misspelt variable is
+// otherwise silently ignored, and some typos change what the crawl does:
+// TRAWLER_CLAMD_ADR would leave virus scanning off without a word.
+// It is a warning, not an error, because one environment is often shared
+// by several commands (a compose anchor, a Helm helper).
+func warnUnknownEnv(w io.Writer, fs *flag.FlagSet, environ []string) {
+	known := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) { known[envName(f.Name)] = true })
+	var unknown []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "TRAWLER_") && !known[name] && !imageEnv(name) {
+			unknown = append(unknown, name)
+		}
+	}
+	sort.Strings(unknown)
+	for _, name := range unknown {
+		if near := nearestEnv(name, known); near != "" {
+			fmt.Fprintf(w, "trawler %s: warning: %s is not a setting of this command (ignored); did you mean %s?\n", fs.Name(), name, near)
+		} else {
+			fmt.Fprintf(w, "trawler %s: warning: %s is not a setting of this command (ignored)\n", fs.Name(), name)
+		}
+	}
+}
+
+// imageEnv reports whether name is one of the variables the Dockerfile
+// sets for every command of the image; a command without that flag (cdx,
+// topics, launcher) ignores it without a warning, or every run in a
+// container would warn.
+func imageEnv(name string) bool {
+	switch name {
+	case "TRAWLER_ADMIN_ADDR", "TRAWLER_DATA", "TRAWLER_LOG_FORMAT":
+		return true
+	}
+	return false
+}
+
+// nearestEnv returns the name in known closest to name by edit distance,
+// ties broken alphabetically so the warning is stable; "" if known is empty.
+func nearestEnv(name string, known map[string]bool) string {
+	best, bestD := "", -1
+	for k := range known {
+		d := editDistance(name, k)
+		if bestD < 0 || d < bestD || (d == bestD && k < best) {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes
+// (variable names are ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // loadProfile reads the profile named by --profile (a file, or the name

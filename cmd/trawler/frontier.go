@@ -27,13 +27,13 @@ stats shows queued and in-flight URIs and hosts by queue state; host shows one h
 pause and resume stop and restart claims for the whole frontier or one host.`
 
 func runFrontier(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	verb, rest, err := sub(args, "rebuild", "stats", "host", "pause", "resume")
+	verb, rest, err := sub(args, verbs()["frontier"]...)
 	if err != nil {
 		fmt.Fprintln(stderr, frontierUsage)
 		return err
 	}
 	var host string
-	if verb == "host" {
+	if verb == "host" && (len(rest) == 0 || !isHelp(rest[0])) {
 		if len(rest) == 0 || len(rest[0]) == 0 || rest[0][0] == '-' {
 			fmt.Fprintln(stderr, frontierUsage)
 			return fmt.Errorf("%w: frontier host needs a HOST", errUsage)

@@ -26,7 +26,7 @@ verbs:
   export  write watched targets (--watched) and NEVERCRAWL targets as excluded SURTs (--excluded)`
 
 func runLauncher(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	verb, rest, err := sub(args, "run", "serve", "bulk", "export")
+	verb, rest, err := sub(args, verbs()["launcher"]...)
 	if err != nil {
 		fmt.Fprintln(stderr, launcherUsage)
 		return err

@@ -41,7 +41,23 @@ func commands() map[string]command {
 		"bench":      {"measure a standalone crawl against a bare fetch baseline on loopback", runBench},
 		"topics":     {"manage Kafka topics (apply: create or update from kafka-topics/)", runTopics},
 		"config":     {"show the effective configuration (show)", runConfig},
+		"ctl":        {"operate a running crawl through the admin API (status, explain, pause, seeds ...)", runCtl},
+		"reports":    {"write Heritrix's six reports from the crawled topic (a crawl, stream, launch or target)", runReports},
 		"version":    {"print the version", runVersion},
+	}
+}
+
+// verbs lists the verbs of each command that has them (a command group),
+// so the groups' dispatch and the tests that run every verb's --help
+// share one list.
+func verbs() map[string][]string {
+	return map[string][]string{
+		"cdx":      {"index", "load"},
+		"frontier": {"rebuild", "stats", "host", "pause", "resume"},
+		"launcher": {"run", "serve", "bulk", "export"},
+		"profile":  {"check"},
+		"topics":   {"apply"},
+		"config":   {"show"},
 	}
 }
 
@@ -64,6 +80,9 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		args[0] = "version"
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stdout)
 		if len(args) == 0 {
@@ -94,7 +113,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 // errUsage marks errors already explained to the user with usage text.
 var errUsage = errors.New("usage")
 
-func runVersion(_ context.Context, _ []string, stdout, _ io.Writer) error {
+// runVersion prints the version; `trawler --version` is the same.
+func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("version", stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
 	fmt.Fprintf(stdout, "trawler %s\n", version)
 	return nil
 }

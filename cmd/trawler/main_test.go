@@ -134,3 +134,79 @@ func TestBadConfiguration(t *testing.T) {
 		})
 	}
 }
+
+// Every command and every verb of every command group the binary
+// registers answers --help with exit 0, so operators (and scripts probing
+// flags) can ask any of them without a broker or Redis.
+func TestHelpExitsZeroEverywhere(t *testing.T) {
+	var cases [][]string
+	groups := verbs()
+	for name := range commands() {
+		cases = append(cases, []string{name, "--help"}, []string{name, "-h"})
+		for _, v := range groups[name] {
+			cases = append(cases, []string{name, v, "--help"})
+		}
+	}
+	for g := range groups {
+		if _, ok := commands()[g]; !ok {
+			t.Errorf("verbs() lists %q, which is not a command", g)
+		}
+	}
+	for _, args := range cases {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			if code, _, errOut := runCLI(t, args...); code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+		})
+	}
+	// A group with no verb is still a usage error.
+	for g := range groups {
+		if code, _, _ := runCLI(t, g); code != 2 {
+			t.Errorf("%s without a verb: exit %d, want 2", g, code)
+		}
+	}
+}
+
+func TestVersionFlag(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"-version"}, {"version"}} {
+		code, out, errOut := runCLI(t, args...)
+		if code != 0 || out != "trawler "+version+"\n" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+}
+
+// A misspelt TRAWLER_* variable is a warning naming the real one, not a
+// silently ignored setting.
+func TestUnknownEnvWarns(t *testing.T) {
+	t.Setenv("TRAWLER_CLAMD_ADR", "clamav:3310")
+	t.Setenv("TRAWLER_LOG_LEVL", "debug")
+	code, _, errOut := runCLI(t, "worker", "--help")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"TRAWLER_CLAMD_ADR is not a setting of this command (ignored); did you mean TRAWLER_CLAMD_ADDR?",
+		"TRAWLER_LOG_LEVL is not a setting of this command (ignored); did you mean TRAWLER_LOG_LEVEL?",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	// Variables that are flags of the command are not warned about.
+	t.Setenv("TRAWLER_THREADS", "4")
+	if _, _, errOut := runCLI(t, "worker", "--help"); strings.Contains(errOut, "TRAWLER_THREADS is not") {
+		t.Errorf("warned about a real variable:\n%s", errOut)
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		d    int
+	}{{"", "", 0}, {"abc", "", 3}, {"kitten", "sitting", 3}, {"TRAWLER_CLAMD_ADR", "TRAWLER_CLAMD_ADDR", 1}} {
+		if got := editDistance(tc.a, tc.b); got != tc.d {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.d)
+		}
+	}
+}

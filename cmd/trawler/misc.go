@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,21 +14,35 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/kafka"
 )
 
-// sub splits "<verb> [flags]" for commands with verbs.
-func sub(args []string, verbs ...string) (string, []string, error) {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		return "", nil, fmt.Errorf("%w: want one of %v", errUsage, verbs)
+// sub splits "<verb> [flags]" for commands with verbs. Asking a group
+// for --help is not a mistake, so it is flag.ErrHelp (exit 0) once the
+// caller has printed its usage; a missing verb is a usage error (exit 2).
+func sub(args []string, want ...string) (string, []string, error) {
+	if len(args) == 0 {
+		return "", nil, fmt.Errorf("%w: want one of %v", errUsage, want)
 	}
-	for _, v := range verbs {
+	if isHelp(args[0]) {
+		return "", nil, flag.ErrHelp
+	}
+	for _, v := range want {
 		if args[0] == v {
 			return v, args[1:], nil
 		}
 	}
-	return "", nil, fmt.Errorf("unknown verb %q: want one of %v", args[0], verbs)
+	return "", nil, fmt.Errorf("unknown verb %q: want one of %v", args[0], want)
+}
+
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "help":
+		return true
+	}
+	return false
 }
 
 func runTopics(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if _, rest, err := sub(args, "apply"); err != nil {
+	if _, rest, err := sub(args, verbs()["topics"]...); err != nil {
 		fmt.Fprintln(stderr, "usage: trawler topics apply [--kafka BROKERS] [--file FILE] [--partitions N]")
 		return err
 	} else {
@@ -65,7 +80,7 @@ func runTopics(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 func runConfig(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	if _, rest, err := sub(args, "show"); err != nil {
+	if _, rest, err := sub(args, verbs()["config"]...); err != nil {
 		fmt.Fprintln(stderr, "usage: trawler config show [--profile FILE|NAME]")
 		return err
 	} else {

@@ -33,7 +33,7 @@ const profileUsage = "usage: trawler profile check FILE|NAME [--url URL]... [--r
 // matched, the settings that differ from the profile, and the scope
 // decision.
 func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	_, rest, err := sub(args, "check")
+	_, rest, err := sub(args, verbs()["profile"]...)
 	if err != nil {
 		fmt.Fprintln(stderr, profileUsage)
 		return err

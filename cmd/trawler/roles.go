@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -12,6 +13,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/trawler-crawl/trawler/pkg/admin"
+	"github.com/trawler-crawl/trawler/pkg/admin/api"
+	"github.com/trawler-crawl/trawler/pkg/cdxindex"
+	"github.com/trawler-crawl/trawler/pkg/explain"
 	"github.com/trawler-crawl/trawler/pkg/kafka"
 	"github.com/trawler-crawl/trawler/pkg/profile"
 	"github.com/trawler-crawl/trawler/pkg/redisconn"
@@ -69,10 +73,16 @@ func runWorker(ctx context.Context, args []string, _, stderr io.Writer) error {
 	wc.RegisterFlags(fs)
 	kc.RegisterFlags(fs)
 	rc.RegisterFlags(fs)
+	tokenFile := fs.String("admin-token-file", "", "file holding the bearer token of the admin API (/api/v1/); empty: API off")
+	cdxURL := fs.String("cdx-url", "", "OutbackCDX-compatible API whose captures the admin API's explain lists (e.g. http://cdxwriter:8081)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if err := errorsJoin(wc.Validate(), kc.Validate(), rc.Validate()); err != nil {
+		return err
+	}
+	token, err := admin.LoadToken(*tokenFile)
+	if err != nil {
 		return err
 	}
 	env, err := setup(c, stderr, "worker")
@@ -86,10 +96,26 @@ func runWorker(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	defer rdb.Close()
 	env.admin.AddReadyCheck("redis", func(ctx context.Context) error { return rdb.Ping(ctx).Err() })
-	kc.ClientID = "trawler-worker-" + wc.ID
+	// The identity may be settled only by worker.New (a leased slot); the
+	// client id names what is known now.
+	kc.ClientID = "trawler-worker-" + cmp.Or(wc.ID, wc.Name())
 	w, err := worker.New(wc, worker.Deps{Profile: env.profile, Kafka: kc, Redis: rdb, Logger: env.log,
 		Registerer: env.reg, Version: version})
 	if err != nil {
+		return err
+	}
+	var hist explain.History
+	if *cdxURL != "" {
+		hist = explain.CDXAPI{URL: *cdxURL, Collection: wc.Crawl}
+	}
+	h, closeAPI, err := api.Build(ctx, api.Setup{Profile: env.profile, Redis: rdb, Frontier: w.Frontier(), Kafka: kc,
+		Crawl: wc.Crawl, Stream: wc.Stream, BaseDir: wc.DataDir, Version: version, History: hist,
+		LimitReached: w.LimitReached, Logger: env.log})
+	if err != nil {
+		return err
+	}
+	defer closeAPI()
+	if err := env.admin.MountAPI(token, h); err != nil {
 		return err
 	}
 	err = w.Run(ctx)
@@ -107,10 +133,15 @@ func runCDXWriter(ctx context.Context, args []string, _, stderr io.Writer) error
 	cc.RegisterFlags(fs)
 	kc.RegisterFlags(fs)
 	rc.RegisterFlags(fs)
+	tokenFile := fs.String("admin-token-file", "", "file holding the bearer token the CDX API's POST ingest and delete need; empty: writes are open")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if err := errorsJoin(cc.Validate(), kc.Validate(), rc.Validate()); err != nil {
+		return err
+	}
+	token, err := admin.LoadToken(*tokenFile)
+	if err != nil {
 		return err
 	}
 	env, err := setup(c, stderr, "cdxwriter")
@@ -125,9 +156,20 @@ func runCDXWriter(ctx context.Context, args []string, _, stderr io.Writer) error
 	defer rdb.Close()
 	env.admin.AddReadyCheck("redis", func(ctx context.Context) error { return rdb.Ping(ctx).Err() })
 	kc.ClientID = "trawler-cdxwriter"
-	// No Index in Deps: the writer opens the Pebble index under --data and
-	// serves its OutbackCDX API on --cdx-addr.
-	w, err := cdxwriter.New(cc, cdxwriter.Deps{Kafka: kc, Redis: rdb, Logger: env.log, Registerer: env.reg})
+	// The index is opened here rather than by the writer so that its
+	// OutbackCDX API on --cdx-addr can require the token for writes.
+	ix, err := cdxindex.Open(cc.IndexDir(), cdxindex.Options{Logger: env.log.With("part", "index"), Registerer: env.reg})
+	if err != nil {
+		return fmt.Errorf("cdxwriter: %w", err)
+	}
+	defer ix.Close()
+	if token == "" {
+		env.log.Info("CDX API writes are open: no admin token configured (--admin-token-file)")
+	} else {
+		env.log.Info("CDX API writes (POST ingest, delete) need the admin token")
+	}
+	w, err := cdxwriter.New(cc, cdxwriter.Deps{Kafka: kc, Redis: rdb, Logger: env.log, Registerer: env.reg,
+		Index: ix, API: ix.Handler(cdxindex.HandlerOptions{WriteToken: token})})
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,24 @@ type Chart struct {
 
 	tmpl      *template.Template // every template file, by path
 	manifests []string           // templates/*.yaml, in name order
+	dir       string             // the chart directory, for .Files
+}
+
+// chartFiles is .Files: the chart's non-template files. Get fails on a
+// missing file where Helm would return "", so a template cannot silently
+// render an empty profile.
+type chartFiles struct{ dir string }
+
+// Get returns the file at name, relative to the chart directory.
+func (f chartFiles) Get(name string) (string, error) {
+	if !filepath.IsLocal(name) {
+		return "", fmt.Errorf(".Files.Get %q: not a path inside the chart", name)
+	}
+	b, err := os.ReadFile(filepath.Join(f.dir, name))
+	if err != nil {
+		return "", fmt.Errorf(".Files.Get: %w", err)
+	}
+	return string(b), nil
 }
 
 // ChartMeta is Chart.yaml, decoded strictly.
@@ -73,7 +91,7 @@ var semver = regexp.MustCompile(`^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-
 // dir/templates. Each template is first checked for balanced delimiters
 // (CheckBraces), so a stray "{{" is reported at its own line and column.
 func LoadChart(dir string) (*Chart, error) {
-	c := &Chart{}
+	c := &Chart{dir: dir}
 	if err := readYAMLFile(filepath.Join(dir, "Chart.yaml"), &c.Meta, true); err != nil {
 		return nil, err
 	}
@@ -161,6 +179,7 @@ func readYAMLFile(file string, v any, strict bool) error {
 func (c *Chart) Render(release, namespace string, overrides map[string]any) ([]Manifest, error) {
 	data := map[string]any{
 		"Values": helmNumbers(mergeValues(c.Values, overrides)).(map[string]any),
+		"Files":  chartFiles{dir: c.dir},
 		"Chart": map[string]any{
 			"Name": c.Meta.Name, "Version": c.Meta.Version, "AppVersion": c.Meta.AppVersion,
 		},

@@ -198,9 +198,20 @@ func withFeeds() map[string]any {
 	}}
 }
 
+// withCronLauncher is withFeeds with the launcher as an hourly CronJob.
+func withCronLauncher(launcher map[string]any) map[string]any {
+	over := withFeeds()
+	l := map[string]any{"mode": "cronjob"}
+	for k, v := range launcher {
+		l[k] = v
+	}
+	over["launcher"] = l
+	return over
+}
+
 func TestChartLauncher(t *testing.T) {
 	c := loadChart(t, chartDir)
-	ms := render(t, c, withFeeds())
+	ms := render(t, c, withCronLauncher(nil))
 	cjs := find(ms, "CronJob")
 	cj := cjs["trawler-launcher-npld"]
 	if cj == nil || len(cjs) != 1 {
@@ -217,17 +228,33 @@ func TestChartLauncher(t *testing.T) {
 		t.Errorf("launcher env = %v", env)
 	}
 
-	over := withFeeds()
-	over["launcher"] = map[string]any{"extraArgs": []any{"--time-zone=UTC"}}
+	over := withCronLauncher(map[string]any{"extraArgs": []any{"--time-zone=UTC"}})
 	cj = find(render(t, c, over), "CronJob")["trawler-launcher-npld"]
 	if got := container(t, cj, "spec", "jobTemplate", "spec", "template")["args"]; !equalStrings(got, "launcher", "run", "--feed=/feeds/npld.jsonl", "--feed=https://w3act.example/api/npld", "--time-zone=UTC") {
 		t.Errorf("launcher args with extraArgs = %v", got)
 	}
 
-	over = withFeeds()
-	over["launcher"] = map[string]any{"enabled": false}
+	over = withCronLauncher(map[string]any{"enabled": false})
 	if cjs := find(render(t, c, over), "CronJob"); len(cjs) != 0 {
 		t.Errorf("launcher.enabled=false still renders %v", sortedKeys(cjs))
+	}
+
+	// The default, serve: a Deployment whose /metrics can be scraped, and
+	// no CronJob.
+	ms = render(t, c, withFeeds())
+	if cjs := find(ms, "CronJob"); len(cjs) != 0 {
+		t.Errorf("launcher.mode=serve renders CronJobs %v", sortedKeys(cjs))
+	}
+	d := find(ms, "Deployment")["trawler-launcher-npld"]
+	if d == nil {
+		t.Fatalf("no launcher Deployment among %v", sortedKeys(find(ms, "Deployment")))
+	}
+	lc = container(t, d, "spec", "template")
+	if got := lc["args"]; !equalStrings(got, "launcher", "serve", "--feed=/feeds/npld.jsonl", "--feed=https://w3act.example/api/npld") {
+		t.Errorf("launcher serve args = %v", got)
+	}
+	if dig(d, "spec", "template", "metadata", "annotations", "prometheus.io/scrape") != "true" {
+		t.Error("launcher Deployment is not scraped")
 	}
 }
 
@@ -241,6 +268,7 @@ func TestChartOverrides(t *testing.T) {
 			"persistence": map[string]any{"existingClaim": "warcs"},
 		},
 		"cdxwriter": map[string]any{"persistence": map[string]any{"storageClassName": "fast", "size": "1Ti"}},
+		"launcher":  map[string]any{"mode": "cronjob"},
 	})
 	d := find(ms, "Deployment")["trawler-worker-main"]
 	if d == nil || dig(d, "spec", "replicas") != 5 {
@@ -275,7 +303,7 @@ func TestChartOverrides(t *testing.T) {
 		t.Errorf("worker volumes = %v, want the warcs claim first", vols)
 	}
 	mounts, _ := c0["volumeMounts"].([]any)
-	if len(mounts) == 0 || dig(mounts[0], "subPathExpr") != "dc/main/$(POD_NAME)" {
+	if len(mounts) == 0 || dig(mounts[0], "subPath") != "dc/main" {
 		t.Errorf("worker data mount = %v", mounts)
 	}
 	cj := find(ms, "CronJob")["trawler-launcher-main"]
@@ -323,8 +351,8 @@ func TestBrokenChart(t *testing.T) {
 			"Chart.yaml: yaml: unmarshal errors"},
 		{"Chart.yaml version not SemVer", "Chart.yaml", "version: 0.1.0", "version: \"1.0\"",
 			`needs apiVersion v2, a name and a SemVer version; have "v2", "trawler", "1.0"`},
-		{"unknown function", "templates/cdxwriter-service.yaml", "type: ClusterIP", "type: {{ upper \"clusterip\" }}",
-			`function "upper" not defined`},
+		{"unknown function", "templates/cdxwriter-service.yaml", "type: ClusterIP", "type: {{ camelcase \"clusterip\" }}",
+			`function "camelcase" not defined`},
 		{"missing value", "templates/worker-deployment.yaml", "$stream.workers }}", "$stream.workerz }}",
 			`map has no entry for key "workerz"`},
 		{"unbalanced block", "templates/cdxwriter-statefulset.yaml", "storageClassName: {{ . }}\n        {{- end }}", "storageClassName: {{ . }}",

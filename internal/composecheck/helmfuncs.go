@@ -2,6 +2,8 @@ package composecheck
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"reflect"
@@ -32,6 +34,12 @@ func chartFuncs(t *template.Template) template.FuncMap {
 		"contains":   func(substr, s string) bool { return strings.Contains(s, substr) },
 		"trunc":      trunc,
 		"trimSuffix": func(suffix, s string) string { return strings.TrimSuffix(s, suffix) },
+		"list":       func(v ...any) []any { return v },
+		"upper":      strings.ToUpper,
+		"sha256sum": func(s string) string {
+			sum := sha256.Sum256([]byte(s))
+			return hex.EncodeToString(sum[:])
+		},
 	}
 }
 

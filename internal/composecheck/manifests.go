@@ -209,12 +209,14 @@ func checkMounts(id string, spec map[string]any, claims []any) []error {
 }
 
 // checkContainerEnv rejects literal values for secret-looking variables.
+// A *_FILE variable names the path of a mounted Secret, not the secret
+// itself, so a literal is right for it.
 func checkContainerEnv(cid string, c map[string]any) []error {
 	var errs []error
 	env, _ := c["env"].([]any)
 	for _, e := range env {
 		name, _ := dig(e, "name").(string)
-		if !secretish.MatchString(name) {
+		if !secretish.MatchString(name) || strings.HasSuffix(strings.ToUpper(name), "_FILE") {
 			continue
 		}
 		if dig(e, "value") != nil || dig(e, "valueFrom", "secretKeyRef") == nil {

@@ -120,7 +120,7 @@ func TestBrokenManifests(t *testing.T) {
 	c := loadChart(t, chartDir)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ms, err := c.Render("trawler", "crawl", withFeeds())
+			ms, err := c.Render("trawler", "crawl", withCronLauncher(nil))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -146,5 +146,18 @@ func TestBrokenManifests(t *testing.T) {
 			}
 			t.Errorf("no error contains %q; got %v", tt.want, errs)
 		})
+	}
+}
+
+// A *_FILE variable is the path of a mounted Secret: a literal is right;
+// the secret itself must still come from a Secret.
+func TestSecretFileVariables(t *testing.T) {
+	c := map[string]any{"env": []any{
+		map[string]any{"name": "TRAWLER_ADMIN_TOKEN_FILE", "value": "/etc/trawler-admin/token"},
+		map[string]any{"name": "TRAWLER_ADMIN_TOKEN", "value": "s3cret"},
+	}}
+	errs := checkContainerEnv("c", c)
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "TRAWLER_ADMIN_TOKEN must come from a Secret") {
+		t.Errorf("errors %v, want one for TRAWLER_ADMIN_TOKEN only", errs)
 	}
 }

@@ -25,6 +25,7 @@ type ReadyFunc func(ctx context.Context) error
 type Server struct {
 	ln     net.Listener
 	srv    *http.Server
+	mux    *http.ServeMux
 	logger *slog.Logger
 
 	mu     sync.Mutex
@@ -39,8 +40,8 @@ func Listen(addr string, gatherer prometheus.Gatherer, logger *slog.Logger) (*Se
 	if err != nil {
 		return nil, fmt.Errorf("admin listen %s: %w", addr, err)
 	}
-	s := &Server{ln: ln, logger: logger, checks: map[string]ReadyFunc{}, done: make(chan struct{})}
 	mux := http.NewServeMux()
+	s := &Server{ln: ln, mux: mux, logger: logger, checks: map[string]ReadyFunc{}, done: make(chan struct{})}
 	mux.Handle("/metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))

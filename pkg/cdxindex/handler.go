@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/trawler-crawl/trawler/pkg/admin"
 )
 
 // HandlerOptions configures the HTTP API.
@@ -23,6 +25,9 @@ type HandlerOptions struct {
 	ScanCap int64
 	// MaxBodyBytes bounds a POST body; 0 means no bound.
 	MaxBodyBytes int64
+	// WriteToken, when set, is the bearer token POST ingest and delete
+	// need (the admin token); reads stay open, as OutbackCDX's are.
+	WriteToken string
 }
 
 // Handler serves OutbackCDX's API for every collection of the index:
@@ -54,6 +59,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name := segs[0]
 	if !strings.HasPrefix(path, "/") || name == "" || strings.ContainsAny(name, ",;?") || len(segs) > 2 {
 		plain(w, http.StatusNotFound, "Not found\n")
+		return
+	}
+	if r.Method == http.MethodPost && h.opts.WriteToken != "" && !admin.Authorized(r, h.opts.WriteToken) {
+		admin.Unauthorized(w)
 		return
 	}
 	switch {

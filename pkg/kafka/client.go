@@ -33,7 +33,7 @@ func clientOpts(cfg Config) []kgo.Opt {
 	if id == "" {
 		id = DefaultClientID
 	}
-	return []kgo.Opt{
+	opts := []kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ClientID(id),
 		kgo.ProducerBatchCompression(kgo.SnappyCompression()),
@@ -41,6 +41,10 @@ func clientOpts(cfg Config) []kgo.Opt {
 		// Idempotence is franz-go's default with acks=all; the partitioner is
 		// left at its default on purpose (murmur2 for keyed records).
 	}
+	if cfg.SessionTimeout > 0 {
+		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout))
+	}
+	return opts
 }
 
 // WithSlog returns a client option that logs through l. franz-go's info

@@ -15,6 +15,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Defaults for Config.
@@ -29,6 +30,10 @@ type Config struct {
 	Brokers []string `yaml:"brokers"`
 	// ClientID names this client in broker logs and quotas.
 	ClientID string `yaml:"clientID"`
+	// SessionTimeout is how long a consumer group waits for a member that
+	// stopped answering (a killed pod) before it hands its partitions to
+	// the others; zero keeps franz-go's default (45 s).
+	SessionTimeout time.Duration `yaml:"sessionTimeout"`
 }
 
 // RegisterFlags sets the defaults and registers -kafka (comma-separated
@@ -38,6 +43,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.ClientID = DefaultClientID
 	fs.Var((*brokerList)(&c.Brokers), "kafka", "comma-separated Kafka seed brokers (host:port)")
 	fs.StringVar(&c.ClientID, "kafka-client-id", DefaultClientID, "Kafka client id, shown in broker logs and used for quotas")
+	fs.DurationVar(&c.SessionTimeout, "kafka-session-timeout", 0,
+		"how long a consumer group waits for a member that stopped answering before rebalancing (0: franz-go's 45s)")
 }
 
 // Validate checks that there is at least one broker and every broker is a
@@ -45,6 +52,9 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 func (c *Config) Validate() error {
 	if len(c.Brokers) == 0 {
 		return errors.New("kafka: no brokers configured (-kafka host:port[,host:port...])")
+	}
+	if c.SessionTimeout < 0 {
+		return fmt.Errorf("kafka: session timeout %s is negative", c.SessionTimeout)
 	}
 	for i, b := range c.Brokers {
 		if err := validateBroker(b); err != nil {

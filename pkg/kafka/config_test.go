@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -71,6 +72,10 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if _, err := NewClient(Config{}); err == nil {
 		t.Error("NewClient accepted a config without brokers")
+	}
+	if err := (&Config{Brokers: []string{"k:9092"}, SessionTimeout: -time.Second}).Validate(); err == nil ||
+		!strings.Contains(err.Error(), "session timeout -1s is negative") {
+		t.Errorf("negative session timeout: %v", err)
 	}
 }
 

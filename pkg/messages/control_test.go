@@ -2,6 +2,7 @@ package messages
 
 import (
 	"encoding/json"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -39,6 +40,26 @@ func TestDecodeControl(t *testing.T) {
 		{`{"command":"exclusions"}`, `"surts"`},
 		{`{"command":"exclusions","surts":["ok"," "]}`, "surts[1]"},
 		{`{"command":"seeds","urls":"http://x/"}`, "field urls"},
+		{`{"command":"pause","scope":"planet"}`, "unknown scope"},
+		{`{"command":"pause","scope":"host"}`, `"host"`},
+		{`{"command":"pause","scope":"host","host":"a b"}`, `"host"`},
+		{`{"command":"resume","scope":"target"}`, `"source"`},
+		{`{"command":"pause","scope":"stream"}`, `"stream"`},
+		{`{"command":"terminate","scope":"host","host":"x"}`, "terminate applies"},
+		{`{"command":"pause","host":"x"}`, `field "host"`},
+		{`{"command":"pause","urls":["http://x/"]}`, `"urls"`},
+		{`{"command":"exclusions","surts":["(com,"],"action":"drop"}`, "action"},
+		{`{"command":"exclusions","surts":["(com,"],"scope":"host"}`, `field "scope"`},
+		{`{"command":"sheets","urls":["http://x/"]}`, `"sheets"`},
+		{`{"command":"sheets","sheets":["noLimit"]}`, `"surts"`},
+		{`{"command":"sheets","urls":["http://x/"],"sheets":[""]}`, "sheets[0]"},
+		{`{"command":"delete"}`, `"regex"`},
+		{`{"command":"delete","regex":"a(b"}`, "regex"},
+		{`{"command":"delete","surts":[""]}`, "surts[0]"},
+		{`{"command":"seeds","urls":["http://x/"],"surts":["(com,"]}`, `"surts"`},
+		{`{"command":"pause","id":"has space"}`, "id"},
+		{`{"command":"pause","id":"` + strings.Repeat("x", 129) + `"}`, "id"},
+		{`{"command":"pause","timestamp":"yesterday"}`, "timestamp"},
 	}
 	for _, tt := range bad {
 		c, err := DecodeControl([]byte(tt.in))
@@ -49,6 +70,33 @@ func TestDecodeControl(t *testing.T) {
 		if !strings.Contains(err.Error(), tt.mention) {
 			t.Errorf("DecodeControl(%s) error %q does not mention %q", tt.in, err, tt.mention)
 		}
+	}
+}
+
+// The golden control messages decode, round-trip, and name who sent them.
+func TestControlGolden(t *testing.T) {
+	b, err := os.ReadFile("testdata/control-messages.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		c, err := DecodeControl([]byte(line))
+		if err != nil {
+			t.Errorf("line %d: %v", i+1, err)
+			continue
+		}
+		var orig, re map[string]any
+		_ = json.Unmarshal([]byte(line), &orig)
+		_ = json.Unmarshal(mustMarshal(t, c), &re)
+		if !reflect.DeepEqual(orig, re) {
+			t.Errorf("line %d round trip:\n%v\n%v", i+1, orig, re)
+		}
+		if c.Who() == "unknown" && i > 0 {
+			t.Errorf("line %d: no sender", i+1)
+		}
+	}
+	if (Control{}).Who() != "unknown" || (Control{IssuedBy: "a"}).Who() != "a" || (Control{By: "b", IssuedBy: "a"}).Who() != "b" {
+		t.Error("Who")
 	}
 }
 

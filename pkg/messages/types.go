@@ -96,17 +96,6 @@ type WarcNotice struct {
 	Closed    string `json:"closed"`
 }
 
-// Control is an operator command on the <crawl>.control topic, keyed by
-// worker id or "*".
-type Control struct {
-	Command   string   `json:"command"` // pause, resume, terminate, seeds, exclusions
-	Target    string   `json:"target,omitempty"`
-	URLs      []string `json:"urls,omitempty"`
-	SURTs     []string `json:"surts,omitempty"`
-	Timestamp string   `json:"timestamp,omitempty"`
-	IssuedBy  string   `json:"issued_by,omitempty"`
-}
-
 // Hop letters (ARCHITECTURE.md 4.3).
 const (
 	HopRedirect     = 'R'

@@ -42,6 +42,8 @@ func (b *builder) build(cfg profile.Scope) error {
 		}
 		b.e.excluded = w
 		b.e.watched = append(b.e.watched, w)
+	}
+	if cfg.ExcludedSurtsFile != "" || b.opts.Exclusions != nil {
 		names = append(names, ExclusionRuleName)
 	}
 	b.e.metrics = newMetrics(b.opts.Registerer, names)

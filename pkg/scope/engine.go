@@ -38,6 +38,10 @@ type Options struct {
 	// Resolver resolves hosts for ExternalGeoLocationDecideRule (default:
 	// the system resolver). Tests pass the synthetic web's.
 	Resolver geolocate.Resolver
+	// Exclusions is the crawl's Redis-kept list of excluded prefixes
+	// (operators' control commands), merged with scope.excludedSurtsFile
+	// and refreshed by Reload (default: none).
+	Exclusions *Exclusions
 	// Geo tunes the per-host country cache.
 	Geo geolocate.Options
 	// PollInterval overrides scope.sourceCheckInterval (tests).
@@ -51,6 +55,7 @@ type Options struct {
 type Engine struct {
 	rules    []entry
 	excluded *watchedSet // nil without scope.excludedSurtsFile
+	shared   *Exclusions // nil without Options.Exclusions
 	watched  []*watchedSet
 	seeds    *Seeds
 	defaults Params
@@ -82,7 +87,7 @@ func New(cfg profile.Scope, opts Options) (*Engine, error) {
 	if opts.Seeds == nil {
 		opts.Seeds = NewSeeds(nil, "")
 	}
-	e := &Engine{seeds: opts.Seeds, defaults: ParamsFrom(cfg), logger: opts.Logger,
+	e := &Engine{seeds: opts.Seeds, shared: opts.Exclusions, defaults: ParamsFrom(cfg), logger: opts.Logger,
 		poll: time.Duration(cfg.SourceCheckInterval) * time.Second}
 	if opts.PollInterval > 0 {
 		e.poll = opts.PollInterval
@@ -153,8 +158,8 @@ func (e *Engine) eval(ctx context.Context, c *Candidate, trace *[]Step) Decision
 	if decisive >= 0 {
 		d.Rule, d.RuleName = e.rules[decisive].num, e.rules[decisive].name
 	}
-	if e.excluded != nil {
-		excl := result != Reject && e.excluded.load().ContainsPrefixOf(c.SURT)
+	if e.excluded != nil || e.shared.Len() > 0 {
+		excl := result != Reject && e.Excluded(c.SURT)
 		if excl {
 			d.Result, d.Rule, d.RuleName = Reject, len(e.rules)+1, ExclusionRuleName
 		}
@@ -171,11 +176,11 @@ func (e *Engine) eval(ctx context.Context, c *Candidate, trace *[]Step) Decision
 }
 
 // Excluded reports whether a SURT (https folded, as Candidate.SURT) is
-// under a prefix of the excluded-SURTs file. The worker calls it again
-// just before fetching, so a URI queued before a site was blocked is not
-// fetched after.
+// under a prefix of the excluded-SURTs file or of the shared Exclusions.
+// The worker calls it again just before fetching, so a URI queued before
+// a site was blocked is not fetched after.
 func (e *Engine) Excluded(surt string) bool {
-	return e.excluded != nil && e.excluded.load().ContainsPrefixOf(surt)
+	return e.excluded != nil && e.excluded.load().ContainsPrefixOf(surt) || e.shared.Contains(surt)
 }
 
 // Seeds is the seed set the engine reads.
@@ -208,6 +213,11 @@ func (e *Engine) Reload(ctx context.Context) {
 	}
 	if err := e.seeds.Refresh(ctx); err != nil && ctx.Err() == nil {
 		e.logger.Warn("scope: seed refresh failed", "err", err)
+	}
+	if e.shared != nil {
+		if err := e.shared.Refresh(ctx); err != nil && ctx.Err() == nil {
+			e.logger.Warn("scope: exclusions refresh failed", "err", err)
+		}
 	}
 }
 

@@ -470,3 +470,18 @@ func (b builder) warcinfo(cfg *Config, name string, date time.Time) (gowarc.Warc
 	}
 	return rec, nil
 }
+
+// OpenReader opens a WARC file for reading with gowarc, from offset. A
+// process that reads WARCs while it writes them (the worker repairing a
+// dead sibling's crawl.log) must open its readers here: gowarc builds a
+// reader's options the way it builds a record's, through the global that
+// gowarcOptionsMu guards.
+func OpenReader(path string, offset int64, opts ...gowarc.WarcRecordOption) (*gowarc.WarcFileReader, error) {
+	gowarcOptionsMu.Lock()
+	defer gowarcOptionsMu.Unlock()
+	r, err := gowarc.NewWarcFileReader(path, offset, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("open warc %s: %w", path, err)
+	}
+	return r, nil
+}

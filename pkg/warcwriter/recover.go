@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -27,7 +28,67 @@ import (
 // does not know which files a live Writer holds.
 //
 // Errors for single files are joined; the other files are still recovered.
+//
+// RecoverOpen takes every open file in dir, so only a caller that owns the
+// whole directory may use it; writers sharing a directory use
+// RecoverOpenHost.
 func RecoverOpen(dir string, logger *slog.Logger) ([]ClosedFile, error) {
+	return recoverMatching(dir, func(string) bool { return true }, logger)
+}
+
+// RecoverOpenHost is RecoverOpen restricted to the open files whose name's
+// {host} part (Config.Hostname) is host. Writers that share a directory
+// each have their own host part, so one of them recovering a dead run of
+// its own never touches the file a live sibling is writing.
+func RecoverOpenHost(dir, host string, logger *slog.Logger) ([]ClosedFile, error) {
+	if host == "" {
+		return nil, fmt.Errorf("recover open warcs in %s: empty host", dir)
+	}
+	return recoverMatching(dir, func(name string) bool {
+		h, ok := HostFromName(name)
+		return ok && h == host
+	}, logger)
+}
+
+// OpenHosts lists, sorted and without repeats, the {host} parts of the
+// open ("*.warc.gz.open") files in dir: whose files may need recovering.
+// A missing directory has none.
+func OpenHosts(dir string) ([]string, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*"+warcSuffix+openSuffix))
+	if err != nil {
+		return nil, fmt.Errorf("list open warcs in %s: %w", dir, err)
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range paths {
+		if h, ok := HostFromName(filepath.Base(p)); ok && !seen[h] {
+			seen[h] = true
+			out = append(out, h)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// nameHost finds the {host} part of a file name: what follows the
+// timestamp and serial, up to the suffix. The prefix may hold dashes and
+// digits itself, so the match is anchored on the 17-digit timestamp.
+var nameHost = regexp.MustCompile(`-\d{17}-\d{5,}-(.+?)\.warc\.gz(?:\.open)?$`)
+
+// HostFromName returns the {host} part of a file name made by a Writer
+// ({prefix}-{yyyyMMddHHmmssSSS}-{serial}-{host}.warc.gz, or .open), and
+// false for any other name.
+func HostFromName(name string) (string, bool) {
+	m := nameHost.FindStringSubmatch(name)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+// recoverMatching recovers the open files in dir whose base name keep
+// accepts.
+func recoverMatching(dir string, keep func(name string) bool, logger *slog.Logger) ([]ClosedFile, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -38,6 +99,9 @@ func RecoverOpen(dir string, logger *slog.Logger) ([]ClosedFile, error) {
 	var out []ClosedFile
 	var errs []error
 	for _, p := range paths {
+		if !keep(filepath.Base(p)) {
+			continue
+		}
 		cf, err := recoverFile(p, logger)
 		switch {
 		case err != nil:

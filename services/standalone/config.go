@@ -32,6 +32,10 @@ type Config struct {
 	// other clients can attach.
 	KafkaListen string
 	AdminAddr   string
+	// AdminTokenFile holds the bearer token of the admin API (/api/v1/)
+	// and of the CDX API's writes; empty: the API is off and CDX writes
+	// are open.
+	AdminTokenFile string
 	// CDXAddr serves the CDX index with the OutbackCDX API; empty: not served.
 	CDXAddr string
 	// ClamdAddr scans every capture with this clamd, overriding the
@@ -73,6 +77,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.KafkaListen, "kafka-listen", "127.0.0.1:9092", "loopback address of the embedded broker")
 	fs.StringVar(&c.CDXAddr, "cdx-addr", "127.0.0.1:8081", "OutbackCDX-compatible API of the crawl's CDX index (empty: not served)")
 	fs.StringVar(&c.AdminAddr, "admin-addr", "127.0.0.1:9100", "admin listener: /metrics, /healthz, /readyz")
+	fs.StringVar(&c.AdminTokenFile, "admin-token-file", "", "file holding the bearer token of the admin API (/api/v1/) and of CDX writes (empty: API off)")
 	fs.StringVar(&c.Crawl, "crawl", "fc", "crawl: fc or dc")
 	fs.StringVar(&c.Stream, "stream", "npld", "stream: npld or bypm")
 	fs.IntVar(&c.Threads, "threads", 32, "crawl loops")

@@ -22,15 +22,6 @@ func ReportsDir(dataDir string) string { return filepath.Join(dataDir, "reports"
 // job ends.
 func writeReports(ctx context.Context, cl *cluster, cfg Config, wcfg worker.Config, w *worker.Worker,
 	crawlName string, info reports.RunInfo, log *slog.Logger) error {
-	agg := reports.New(reports.Options{CrawlName: crawlName, Seeds: cfg.Seeds, RedirectSeedHops: w.SeedRedirectHops()})
-	j := worker.NewJournal(cl.kafka, wcfg, crawlName, log.With("role", "reports"))
-	bad, err := j.Events(ctx, agg.Add)
-	if err != nil {
-		return fmt.Errorf("reports: read crawled events: %w", err)
-	}
-	if bad > 0 || agg.Bad() > 0 {
-		log.Warn("crawled events left out of the reports", "undecodable", bad, "unusable", agg.Bad())
-	}
 	// The report's rows are host names and the frontier's queues are
 	// host:port, so #remaining adds up every port of a host.
 	queued, err := w.Frontier().QueuedByHostName(ctx)
@@ -38,9 +29,15 @@ func writeReports(ctx context.Context, cl *cluster, cfg Config, wcfg worker.Conf
 		log.Warn("reports: #remaining left at 0", "err", err)
 	}
 	info.Remaining = func(host string) int64 { return queued[host] }
+	j := worker.NewJournal(cl.kafka, wcfg, crawlName, log.With("role", "reports"))
 	dir := ReportsDir(cfg.DataDir)
-	if err := agg.WriteAll(dir, info); err != nil {
+	opts := reports.Options{CrawlName: crawlName, Seeds: cfg.Seeds, RedirectSeedHops: w.SeedRedirectHops()}
+	sum, err := reports.Build(ctx, j.Events, reports.Filter{}, opts, info, dir)
+	if err != nil {
 		return fmt.Errorf("reports: %w", err)
+	}
+	if sum.Undecodable > 0 || sum.Unusable > 0 {
+		log.Warn("crawled events left out of the reports", "undecodable", sum.Undecodable, "unusable", sum.Unusable)
 	}
 	log.Info("reports written", "dir", dir)
 	return nil

@@ -18,8 +18,10 @@ import (
 
 	kafkatopics "github.com/trawler-crawl/trawler/kafka-topics"
 	"github.com/trawler-crawl/trawler/pkg/admin"
+	"github.com/trawler-crawl/trawler/pkg/admin/api"
 	"github.com/trawler-crawl/trawler/pkg/cdxindex"
 	"github.com/trawler-crawl/trawler/pkg/embedded"
+	"github.com/trawler-crawl/trawler/pkg/explain"
 	"github.com/trawler-crawl/trawler/pkg/fetch"
 	"github.com/trawler-crawl/trawler/pkg/kafka"
 	"github.com/trawler-crawl/trawler/pkg/profile"
@@ -139,6 +141,10 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	}
 	log := d.Logger
 	started := time.Now()
+	token, err := admin.LoadToken(cfg.AdminTokenFile)
+	if err != nil {
+		return nil, err
+	}
 	cl, err := startCluster(ctx, cfg, log)
 	if err != nil {
 		return nil, err
@@ -176,7 +182,18 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	defer ix.Close()
 	cdeps := cdxwriter.Deps{Kafka: cl.kafka, Redis: cl.rdb, Index: ix, Logger: log.With("role", "cdxwriter"), Registerer: d.Registry}
 	if cfg.CDXAddr != "" {
-		cdeps.API = ix.Handler(cdxindex.HandlerOptions{})
+		cdeps.API = ix.Handler(cdxindex.HandlerOptions{WriteToken: token})
+	}
+	apiHandler, closeAPI, err := api.Build(ctx, api.Setup{Profile: d.Profile, Redis: cl.rdb, Frontier: w.Frontier(),
+		Kafka: cl.kafka, Crawl: cfg.Crawl, Stream: cfg.Stream, BaseDir: cfg.DataDir, Version: d.Version,
+		History:      explain.CDXAPI{Handler: ix.Handler(cdxindex.HandlerOptions{}), Collection: cfg.Crawl},
+		LimitReached: w.LimitReached, Logger: log.With("role", "api")})
+	if err != nil {
+		return nil, err
+	}
+	defer closeAPI()
+	if err := adm.MountAPI(token, apiHandler); err != nil {
+		return nil, err
 	}
 	cw, err := cdxwriter.New(ccfg, cdeps)
 	if err != nil {

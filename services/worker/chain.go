@@ -37,6 +37,7 @@ func newChain(ctx context.Context, rdb redis.UniversalClient, prefix string, p p
 	seeds := scope.NewSeeds(rdb, prefix)
 	eng, err := scope.New(p.Scope, scope.Options{
 		Logger: log, Registerer: reg, Seeds: seeds, BaseDir: baseDir, LogDir: baseDir, Resolver: netipResolver{resolver},
+		Exclusions: scope.NewExclusions(rdb, prefix), // operators' control commands (pkg/control)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("worker scope: %w", err)

@@ -16,31 +16,45 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"time"
 )
 
 // Config is the worker's deployment configuration.
 type Config struct {
-	Crawl   string        `yaml:"crawl"`
-	Stream  string        `yaml:"stream"`
+	Crawl  string `yaml:"crawl"`
+	Stream string `yaml:"stream"`
+	// ID is the worker identity (--worker-id); empty: from Ordinal, else
+	// a leased slot. New settles it (identity.go).
 	ID      string        `yaml:"id"`
 	Threads int           `yaml:"threads"`
 	DataDir string        `yaml:"data"`
 	Lease   time.Duration `yaml:"lease"`
 	// ClamdAddr overrides the profile's clamav.address (TRAWLER_CLAMD_ADDR).
 	ClamdAddr string `yaml:"clamdAddr"`
+	// Ordinal names the identity "w<N>": a number, or "hostname" for the
+	// trailing -N of a StatefulSet pod's hostname; "" for none. ID wins
+	// over it; without either a leased slot is taken (identity.go).
+	Ordinal string `yaml:"ordinal"`
+	// IdentityLease is the time of the Redis lease that keeps the identity
+	// (and its files) this process's. 0 means the caller owns the whole
+	// data directory (standalone, tests): ID is used unleased, with the
+	// directory layout of a single worker.
+	IdentityLease time.Duration `yaml:"identityLease"`
+	// JanitorPeriod is how often the worker looks for open WARCs of dead
+	// identities to recover (janitor.go); 0 turns the janitor off. Only
+	// with an identity lease.
+	JanitorPeriod time.Duration `yaml:"janitorPeriod"`
 }
 
 // RegisterFlags registers the worker flags with their defaults.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
-	host, _ := os.Hostname()
-	if host == "" {
-		host = "worker"
-	}
 	fs.StringVar(&c.Crawl, "crawl", "fc", "crawl: fc (frequent) or dc (domain)")
 	fs.StringVar(&c.Stream, "stream", "npld", "stream within the frequent crawl: npld or bypm (ignored for dc)")
-	fs.StringVar(&c.ID, "worker-id", host, "worker id used in WARC names, crawled events and control messages")
+	fs.StringVar(&c.ID, "worker-id", "", "worker identity: names its WARC files, crawl.log and spool directories, crawled events and control messages; "+
+		"must be unique among live workers of the stream (a duplicate refuses to start); default: --worker-ordinal, else the lowest free leased slot w0, w1, ...")
+	fs.StringVar(&c.Ordinal, "worker-ordinal", "", "identity w<N> from an ordinal: a number (compose replica, pod index) or 'hostname' for a StatefulSet pod's trailing -N")
+	fs.DurationVar(&c.IdentityLease, "identity-lease", 30*time.Second, "Redis lease on the worker identity, renewed while running; a dead worker's identity is free this long after it died")
+	fs.DurationVar(&c.JanitorPeriod, "janitor-period", time.Minute, "how often to recover open WARCs of dead workers sharing the data directory (0: never)")
 	fs.IntVar(&c.Threads, "threads", 32, "number of concurrent crawl loops")
 	fs.StringVar(&c.DataDir, "data", "./trawler-data", "directory for WARCs and crawl logs")
 	fs.DurationVar(&c.Lease, "lease", 5*time.Minute, "lease on a claimed host; renewed while fetching")
@@ -67,6 +81,15 @@ func (c Config) Validate() error {
 	}
 	if c.Lease < time.Second {
 		errs = append(errs, errors.New("lease must be at least 1s"))
+	}
+	if c.IdentityLease < 0 || (c.IdentityLease > 0 && c.IdentityLease < 100*time.Millisecond) {
+		errs = append(errs, errors.New("identity-lease must be 0 (data directory owned) or at least 100ms"))
+	}
+	if c.JanitorPeriod < 0 {
+		errs = append(errs, errors.New("janitor-period must not be negative"))
+	}
+	if c.ID != "" && !validIdentity.MatchString(c.ID) {
+		errs = append(errs, fmt.Errorf("worker-id %q: want letters, digits, '.', '_' or '-' (it names files)", c.ID))
 	}
 	return errors.Join(errs...)
 }
@@ -118,3 +141,26 @@ func (c Config) ViralDir() string { return c.DataDir + "/warcs-viral/" + c.Name(
 
 // LogDir holds crawl.log, beside the WARC directory.
 func (c Config) LogDir() string { return c.DataDir + "/logs/" + c.Name() }
+
+// leased says whether identities are leased, so workers may share the
+// data directory and each keeps to files named by its identity.
+func (c Config) leased() bool { return c.IdentityLease > 0 }
+
+// logDirOf is the crawl.log directory of identity id: a directory of its
+// own under LogDir when workers may share the data directory (so the file
+// keeps Heritrix's name, crawl.log), LogDir itself otherwise.
+func (c Config) logDirOf(id string) string {
+	if c.leased() {
+		return c.LogDir() + "/" + id
+	}
+	return c.LogDir()
+}
+
+// spoolDirOf is where identity id spools large bodies and records: its own
+// directory when workers may share the data directory.
+func (c Config) spoolDirOf(id string) string {
+	if c.leased() {
+		return c.DataDir + "/spool/" + id
+	}
+	return c.DataDir + "/spool"
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -62,10 +63,24 @@ type recoveredCapture struct {
 // twice (its event lost, then crawled again) gets two. Failures are
 // logged: the crawl goes on without the missing lines.
 func (w *Worker) recoverCrawlLog(recovered []warcwriter.ClosedFile) {
-	if len(recovered) == 0 || w.clog == nil {
+	w.recoverCrawlLogOf(w.cfg.ID, w.clog, recovered)
+}
+
+// recoverCrawlLogOf is recoverCrawlLog for identity id, whose crawl.log
+// clog is: the worker's own, or a dead identity's the janitor recovers.
+// Only files of that identity are read, since siblings sharing the
+// directory log their captures in crawl.logs of their own.
+func (w *Worker) recoverCrawlLogOf(id string, clog *crawllog.Writer, recovered []warcwriter.ClosedFile) {
+	if len(recovered) == 0 || clog == nil {
 		return
 	}
 	files := recoveryCandidates(recovered)
+	if w.cfg.leased() {
+		files = slices.DeleteFunc(files, func(p string) bool {
+			h, ok := warcwriter.HostFromName(filepath.Base(p))
+			return !ok || h != id
+		})
+	}
 	var caps []recoveredCapture
 	for _, path := range files {
 		c, err := readCaptures(path)
@@ -83,7 +98,7 @@ func (w *Worker) recoverCrawlLog(recovered []warcwriter.ClosedFile) {
 		want[crawllog.CaptureKey(c.url, c.date)]++
 		oldest = minTime(oldest, c.date)
 	}
-	have, err := countLoggedCaptures(w.cfg.LogDir(), want, oldest.Add(-recoverWindow))
+	have, err := countLoggedCaptures(w.cfg.logDirOf(id), want, oldest.Add(-recoverWindow))
 	if err != nil {
 		w.log.Error("read crawl.log for missing lines; none written", "err", err)
 		return
@@ -95,14 +110,14 @@ func (w *Worker) recoverCrawlLog(recovered []warcwriter.ClosedFile) {
 			have[key]--
 			continue
 		}
-		if err := w.clog.Write(c.entry()); err != nil {
+		if err := clog.Write(c.entry()); err != nil {
 			w.log.Error("write recovered crawl.log line", "url", c.url, "err", err)
 			return
 		}
 		written++
 	}
 	if written > 0 {
-		w.log.Warn("wrote crawl.log lines missing after a crash, from the WARC records", "lines", written,
+		w.log.Warn("wrote crawl.log lines missing after a crash, from the WARC records", "identity", id, "lines", written,
 			"captures", len(caps), "files", len(files))
 	}
 }
@@ -183,10 +198,12 @@ func scanLog(path string, want, have map[string]int) error {
 // readCaptures lists the captures (response, revisit and resource records,
 // dns: included) of a WARC file with what their metadata records add.
 func readCaptures(path string) ([]recoveredCapture, error) {
-	r, err := gowarc.NewWarcFileReader(path, 0, gowarc.WithSyntaxErrorPolicy(gowarc.ErrIgnore),
+	// Through warcwriter, which serialises gowarc's option building: this
+	// runs beside the worker's own WARC writers (the janitor).
+	r, err := warcwriter.OpenReader(path, 0, gowarc.WithSyntaxErrorPolicy(gowarc.ErrIgnore),
 		gowarc.WithSpecViolationPolicy(gowarc.ErrIgnore), gowarc.WithUnknownRecordTypePolicy(gowarc.ErrIgnore))
 	if err != nil {
-		return nil, fmt.Errorf("open warc %s: %w", path, err)
+		return nil, err
 	}
 	defer r.Close()
 	var caps []recoveredCapture

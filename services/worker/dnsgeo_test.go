@@ -20,6 +20,7 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/geolocate/geotest"
 	"github.com/trawler-crawl/trawler/pkg/messages"
 	"github.com/trawler-crawl/trawler/pkg/profile"
+	"github.com/trawler-crawl/trawler/pkg/warcwriter"
 )
 
 // A host that only the domain crawl's GeoIP rule admits is resolved by that
@@ -138,7 +139,7 @@ func TestProfileWARCVersion(t *testing.T) {
 				t.Fatalf("%s: event has no WARC location", seed)
 			}
 			path := filepath.Join(dir, "warcs", "fc-npld", *ev.WarcFilename)
-			r, err := gowarc.NewWarcFileReader(path, *ev.WarcOffset)
+			r, err := warcwriter.OpenReader(path, *ev.WarcOffset)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,6 +21,7 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/clamav/clamdtest"
 	"github.com/trawler-crawl/trawler/pkg/profile"
 	"github.com/trawler-crawl/trawler/pkg/recentdb"
+	"github.com/trawler-crawl/trawler/pkg/warcwriter"
 )
 
 // A session cookie set by "/" is sent with "/next", which refuses
@@ -393,7 +394,7 @@ func fcResponses(t *testing.T, dir string) map[string]int {
 	}
 	out := map[string]int{}
 	for _, name := range files {
-		r, err := gowarc.NewWarcFileReader(name, 0)
+		r, err := warcwriter.OpenReader(name, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

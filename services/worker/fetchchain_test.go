@@ -24,6 +24,7 @@ import (
 
 	"github.com/trawler-crawl/trawler/pkg/messages"
 	"github.com/trawler-crawl/trawler/pkg/profile"
+	"github.com/trawler-crawl/trawler/pkg/warcwriter"
 )
 
 // fcHosts is a static resolver: names map to 127.0.0.1, unknown names fail
@@ -195,7 +196,7 @@ func fcRecord(t *testing.T, dir string, ev messages.Crawled) (h gowarc.WarcField
 	if _, err := os.Stat(path); err != nil {
 		path, viral = filepath.Join(dir, "warcs-viral", "fc-npld", *ev.WarcFilename), true
 	}
-	r, err := gowarc.NewWarcFileReader(path, *ev.WarcOffset)
+	r, err := warcwriter.OpenReader(path, *ev.WarcOffset)
 	if err != nil {
 		t.Fatalf("%s: open %s: %v", ev.URL, path, err)
 	}

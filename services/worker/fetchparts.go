@@ -61,7 +61,7 @@ func newFetchParts(cfg Config, d Deps, p profile.Profile) (fetchParts, error) {
 		TotalTimeout:   seconds(int64(p.Fetch.TotalTimeoutSeconds)),
 		MaxLengthBytes: p.Fetch.MaxLengthBytes,
 		SpoolThreshold: p.Fetch.SpoolThresholdBytes,
-		SpoolDir:       cfg.DataDir + "/spool",
+		SpoolDir:       cfg.spoolDirOf(cfg.ID),
 		AllowPrivate:   p.Fetch.AllowPrivateAddresses,
 		KeepAlive:      p.Fetch.KeepAlive,
 		// A host may be fetched by as many threads at once as it has

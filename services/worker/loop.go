@@ -110,6 +110,9 @@ func (w *Worker) dispatch(ctx context.Context, work chan<- *frontier.Claim) {
 			w.waitFor(ctx, nil, nil, time.Second)
 			continue
 		}
+		// A claim of a paused target goes back at once (control.go); the
+		// claims kept are fewer than n, so the dispatcher waits a moment.
+		claims = w.holdPaused(ctx, claims)
 		w.slots.take(len(claims))
 		w.held.add(claims)
 		for _, c := range claims {
@@ -243,12 +246,13 @@ func (w *Worker) reapLoop(ctx context.Context) {
 // maxNovelUrls it claims no more than the URIs still allowed, less those
 // outstanding, so the crawl stops close to the limit.
 func (w *Worker) budget(ctx context.Context, n int) (int, string) {
+	// A terminate (control.go) stops claims as a limit does, limits or not.
+	if limit := w.LimitReached(); limit != "" {
+		return 0, limit
+	}
 	l := w.prof.Limits
 	if l == (profile.Limits{}) {
 		return n, ""
-	}
-	if limit := w.LimitReached(); limit != "" {
-		return 0, limit
 	}
 	t, err := w.front.Totals(ctx)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/nlnwa/gowarc"
 
 	"github.com/trawler-crawl/trawler/pkg/messages"
+	"github.com/trawler-crawl/trawler/pkg/warcwriter"
 )
 
 // fcRequest returns the HTTP request the WARC request record of ev's URI
@@ -23,7 +24,7 @@ import (
 func fcRequest(t *testing.T, dir string, ev messages.Crawled) *http.Request {
 	t.Helper()
 	fcRecord(t, dir, ev) // the response is where the event says
-	r, err := gowarc.NewWarcFileReader(filepath.Join(dir, "warcs", "fc-npld", *ev.WarcFilename), 0)
+	r, err := warcwriter.OpenReader(filepath.Join(dir, "warcs", "fc-npld", *ev.WarcFilename), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

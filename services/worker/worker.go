@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/trawler-crawl/trawler/internal/coalesce"
+	"github.com/trawler-crawl/trawler/pkg/control"
 	"github.com/trawler-crawl/trawler/pkg/crawllog"
 	"github.com/trawler-crawl/trawler/pkg/fetch"
 	"github.com/trawler-crawl/trawler/pkg/frontier"
@@ -74,6 +75,12 @@ type Worker struct {
 	started time.Time
 	limitMu sync.Mutex
 	limit   string
+	// pausedSrc is the paused targets' cache of the claim path (control.go).
+	pausedSrc *control.PausedSources
+
+	// idLease holds the worker's identity (cfg.ID) while it runs; nil
+	// when the caller owns the data directory (identity.go).
+	idLease *lease
 }
 
 // New builds a worker; Run starts it.
@@ -87,7 +94,23 @@ func New(cfg Config, d Deps) (*Worker, error) {
 	if d.Registerer == nil {
 		d.Registerer = prometheus.NewRegistry()
 	}
-	for _, dir := range []string{cfg.WARCDir(), cfg.DataDir + "/spool", cfg.LogDir()} {
+	// The identity names the files, so it is settled (and leased) first.
+	id, l, err := acquireIdentity(context.Background(), d.Redis, cfg, d.Logger)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ID = id
+	w, err := build(cfg, d)
+	if err != nil {
+		return nil, errors.Join(err, l.release())
+	}
+	w.idLease = l
+	return w, nil
+}
+
+// build builds a worker whose identity is settled.
+func build(cfg Config, d Deps) (*Worker, error) {
+	for _, dir := range []string{cfg.WARCDir(), cfg.spoolDirOf(cfg.ID), cfg.logDirOf(cfg.ID)} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("worker data dir: %w", err)
 		}
@@ -151,8 +174,23 @@ func (w *Worker) Frontier() *frontier.Frontier { return w.front }
 
 // Run consumes launches and crawls until ctx is cancelled, then shuts down
 // in order: stop taking work, finish in-flight fetches, close WARCs, flush
-// and commit.
-func (w *Worker) Run(ctx context.Context) error {
+// and commit, and release the identity. A lost identity lease stops it
+// the same way, with ErrIdentityLost.
+func (w *Worker) Run(ctx context.Context) (err error) {
+	defer func() {
+		if rerr := w.idLease.release(); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("worker identity: %w", rerr))
+		}
+	}()
+	ctx, cancelRun := context.WithCancelCause(ctx)
+	defer cancelRun(nil)
+	go func() {
+		select {
+		case <-w.idLease.Lost():
+			cancelRun(fmt.Errorf("%w: %s", ErrIdentityLost, w.cfg.ID))
+		case <-ctx.Done():
+		}
+	}()
 	// maxTimeSeconds counts from the crawl's start, which the first
 	// worker records in Redis; a worker started later shares it.
 	started, err := w.front.CrawlStart(ctx)
@@ -160,6 +198,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		return fmt.Errorf("worker: %w", err)
 	}
 	w.started = started
+	// A terminate command (control.go) ends the run as a cancelled ctx does.
+	ctl, err := w.startControl(func() { cancelRun(errTerminated) })
+	if err != nil {
+		return err
+	}
 	if err := w.openOutputs(); err != nil {
 		return err
 	}
@@ -192,8 +235,13 @@ func (w *Worker) Run(ctx context.Context) error {
 	go func() { defer loops.Done(); w.reapLoop(ctx) }()
 	go func() { defer loops.Done(); w.renewLoop(workCtx) }()
 
-	loops.Add(1)
+	loops.Add(2)
 	go func() { defer loops.Done(); _ = w.chain.engine.Run(workCtx) }()
+	go func() { defer loops.Done(); ctl.run(ctx) }()
+	if w.cfg.leased() && w.cfg.JanitorPeriod > 0 {
+		loops.Add(1)
+		go func() { defer loops.Done(); w.janitorLoop(ctx) }()
+	}
 	ingestErr := ingest.Run(ctx)
 	threads.Wait()
 	w.fetchParts.close()
@@ -214,17 +262,26 @@ func (w *Worker) Run(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("flush producer: %w", err))
 	}
 	w.producer.Close()
+	if cause := context.Cause(ctx); errors.Is(cause, ErrIdentityLost) {
+		errs = append(errs, cause)
+	}
 	return errors.Join(errs...)
 }
 
 // openOutputs closes the WARCs a crashed run left ".open" (normal and
 // viral), then opens the WARC writers and crawl.log, and writes the lines
-// the crash kept from crawl.log (recoverCrawlLog).
+// the crash kept from crawl.log (recoverCrawlLog). With leased identities
+// it recovers only its own identity's files: the others in the directory
+// may be a live sibling's (the janitor takes a dead one's).
 func (w *Worker) openOutputs() error {
 	host, _ := os.Hostname()
 	var recoveredAll []warcwriter.ClosedFile
 	open := func(dir, prefix, kind string) (*warcwriter.Writer, error) {
-		recovered, err := warcwriter.RecoverOpen(dir, w.log)
+		recoverOpen := func() ([]warcwriter.ClosedFile, error) { return warcwriter.RecoverOpen(dir, w.log) }
+		if w.cfg.leased() {
+			recoverOpen = func() ([]warcwriter.ClosedFile, error) { return warcwriter.RecoverOpenHost(dir, w.cfg.ID, w.log) }
+		}
+		recovered, err := recoverOpen()
 		if err != nil {
 			return nil, fmt.Errorf("recover open WARCs in %s: %w", dir, err)
 		}
@@ -241,7 +298,7 @@ func (w *Worker) openOutputs() error {
 			Version: w.prof.WARC.Version,
 		}, warcwriter.WithOnClose(w.warcClosed), warcwriter.WithLogger(w.log.With("warcs", kind)),
 			warcwriter.WithRegisterer(prometheus.WrapRegistererWith(prometheus.Labels{"kind": kind}, w.reg)),
-			warcwriter.WithBufferDir(w.cfg.DataDir+"/spool"))
+			warcwriter.WithBufferDir(w.cfg.spoolDirOf(w.cfg.ID)))
 		if err != nil {
 			return nil, fmt.Errorf("worker %s warc writer: %w", kind, err)
 		}
@@ -254,7 +311,7 @@ func (w *Worker) openOutputs() error {
 	if w.viral, err = open(w.cfg.ViralDir(), w.prof.WARC.Prefix+"-VIRAL", "viral"); err != nil {
 		return errors.Join(err, w.warc.Close())
 	}
-	if w.clog, err = crawllog.Open(crawllog.Options{Dir: w.cfg.LogDir(), Logger: w.log}); err != nil {
+	if w.clog, err = crawllog.Open(crawllog.Options{Dir: w.cfg.logDirOf(w.cfg.ID), Logger: w.log}); err != nil {
 		return errors.Join(fmt.Errorf("worker crawl.log: %w", err), w.warc.Close(), w.viral.Close())
 	}
 	w.recoverCrawlLog(recoveredAll)
@@ -276,10 +333,14 @@ func (w *Worker) closeOutputs() error {
 	return errors.Join(errs...)
 }
 
-func (w *Worker) warcClosed(f warcwriter.ClosedFile) {
+func (w *Worker) warcClosed(f warcwriter.ClosedFile) { w.announceWARC(f, w.cfg.ID) }
+
+// announceWARC publishes the closed-file notice of f, written by identity
+// host (the janitor announces other identities' files).
+func (w *Worker) announceWARC(f warcwriter.ClosedFile, host string) {
 	n := messages.WarcNotice{
 		Filename: f.Name, Path: f.Path, Size: f.Size, Records: f.Records, CrawlName: w.prof.Crawl.Name,
-		Host: w.cfg.ID, Opened: messages.FormatTimestamp(f.Opened), Closed: messages.FormatTimestamp(f.Closed),
+		Host: host, Opened: messages.FormatTimestamp(f.Opened), Closed: messages.FormatTimestamp(f.Closed),
 	}
 	b, err := jsonMarshal(n)
 	if err != nil {

@@ -1,7 +1,8 @@
 {{/*
 Shared snippets. Keep to the functions internal/composecheck's renderer
 implements (include, toYaml, nindent, indent, quote, default, contains, trunc,
-trimSuffix, required, printf): the chart is tested by rendering it there.
+trimSuffix, required, sha256sum, printf, .Files.Get): the chart is tested by
+rendering it there, and with the real helm (internal/composecheck).
 */}}
 
 {{/* Base name of every object: the release name, plus the chart name unless the release already contains it. */}}
@@ -10,6 +11,24 @@ trimSuffix, required, printf): the chart is tested by rendering it there.
 {{- .Release.Name | trunc 63 | trimSuffix "-" -}}
 {{- else -}}
 {{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Base of every object name. Kubernetes limits names to 63 characters and a
+CronJob's to 52 (its Jobs get an 11-character suffix); the longest
+suffixes are "-launcher-<stream>" with a 12-character stream name
+(values.schema.json) and "-cdxwriter-headless". So a full name over 30
+characters, which any release name over 21 characters gives, is cut to 21
+and followed by 8 characters of its hash, keeping two long release names
+apart. Short names are unchanged.
+*/}}
+{{- define "trawler.base" -}}
+{{- $full := include "trawler.fullname" . -}}
+{{- if gt (len $full) 30 -}}
+{{- printf "%s-%s" ($full | trunc 21 | trimSuffix "-") ($full | sha256sum | trunc 8) -}}
+{{- else -}}
+{{- $full -}}
 {{- end -}}
 {{- end -}}
 
@@ -101,5 +120,51 @@ tolerations:
 {{- with .Values.affinity }}
 affinity:
   {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/*
+A stream's crawl profile text; called with (list $ $stream). The stream's
+own profile (streams[].profile) or the shipped one of the crawl.
+*/}}
+{{- define "trawler.profileText" -}}
+{{- $root := index . 0 -}}
+{{- $stream := index . 1 -}}
+{{- if index $stream "profile" -}}
+{{- index $stream "profile" -}}
+{{- else if eq $root.Values.crawl "dc" -}}
+{{- $root.Files.Get "profiles/domain.yaml" -}}
+{{- else -}}
+{{- $root.Files.Get "profiles/frequent.yaml" -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The admin token: env, volume mount and volume of the roles that serve the
+admin API or CDX writes (nothing when adminToken.existingSecret is empty).
+*/}}
+{{- define "trawler.adminTokenEnv" -}}
+{{- if .Values.adminToken.existingSecret }}
+- name: TRAWLER_ADMIN_TOKEN_FILE
+  value: /etc/trawler-admin/{{ .Values.adminToken.key }}
+{{- end }}
+{{- end -}}
+
+{{- define "trawler.adminTokenMount" -}}
+{{- if .Values.adminToken.existingSecret }}
+- name: admin-token
+  mountPath: /etc/trawler-admin
+  readOnly: true
+{{- end }}
+{{- end -}}
+
+{{- define "trawler.adminTokenVolume" -}}
+{{- if .Values.adminToken.existingSecret }}
+- name: admin-token
+  secret:
+    secretName: {{ .Values.adminToken.existingSecret }}
+    items:
+      - key: {{ .Values.adminToken.key }}
+        path: {{ .Values.adminToken.key }}
 {{- end }}
 {{- end -}}

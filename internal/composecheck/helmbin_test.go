@@ -1,0 +1,150 @@
+package composecheck
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// helmVersion is the helm scripts/install-test-deps.sh installs into
+// .cache/helm/<version>/helm; keep the two equal.
+const helmVersion = "v3.22.0"
+
+// helmBinary finds the real helm: $HELM, the one install-test-deps.sh
+// installed, or helm on PATH. Without one the tests skip, except in CI
+// (CI=true), where a missing helm would silently drop the check.
+func helmBinary(t *testing.T) string {
+	t.Helper()
+	if h := os.Getenv("HELM"); h != "" {
+		return h
+	}
+	if h := filepath.Join(repoRoot, ".cache", "helm", helmVersion, "helm"); isFile(h) {
+		abs, err := filepath.Abs(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return abs
+	}
+	if h, err := exec.LookPath("helm"); err == nil {
+		return h
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("helm is missing: run scripts/install-test-deps.sh (it installs helm %s into .cache/helm)", helmVersion)
+	}
+	t.Skipf("helm not installed (scripts/install-test-deps.sh installs it; CI=true makes this a failure)")
+	return ""
+}
+
+// allToggles turns every optional part of the chart on, with feeds for
+// both streams, so helm checks every template.
+const allToggles = `
+reports: {enabled: true, existingClaim: reports, extraArgs: ["--stream=npld"]}
+serviceMonitor: {enabled: true, labels: {release: prometheus}}
+networkPolicy: {enabled: true, extraEgress: [{to: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: kafka}}}]}]}
+podDisruptionBudget: {enabled: true}
+topics: {enabled: true, partitions: 3}
+redis: {addr: "redis:6379", existingSecret: redis-auth}
+adminToken: {existingSecret: trawler-admin}
+streams:
+  - {name: npld, workers: 2, warcPrefix: NPLD, feeds: ["https://w3act.example.org/feed/npld"]}
+  - {name: bypm, workers: 1, warcPrefix: BYPM, feeds: ["/feeds/bypm.jsonl"]}
+`
+
+func runHelm(t *testing.T, helm string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(helm, args...)
+	// Keep helm's caches and config out of $HOME.
+	home := t.TempDir()
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home, "HELM_CONFIG_HOME="+home, "HELM_DATA_HOME="+home)
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	err := cmd.Run()
+	if err != nil {
+		return out.String() + stderr.String(), err
+	}
+	return out.String(), nil
+}
+
+// TestRealHelm lints the chart strictly (values.schema.json included) and
+// renders it with the longest legal release name (53 characters) and
+// every toggle on: every object name must fit Kubernetes' 63 characters
+// (52 for CronJobs, whose Jobs get a suffix), and the rendered objects
+// must obey CheckManifests, as the built-in renderer's output does.
+func TestRealHelm(t *testing.T) {
+	helm := helmBinary(t)
+	values := filepath.Join(t.TempDir(), "all.yaml")
+	if err := os.WriteFile(values, []byte(allToggles), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	release := strings.Repeat("r", 53)
+	for _, args := range [][]string{
+		{"lint", "--strict", chartDir},
+		{"lint", "--strict", chartDir, "-f", values},
+		{"lint", "--strict", chartDir, "--set", "crawl=dc", "--set", "streams[0].name=main", "--set", "streams[0].workers=1"},
+	} {
+		if out, err := runHelm(t, helm, args...); err != nil {
+			t.Errorf("helm %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	out, err := runHelm(t, helm, "template", release, chartDir, "-f", values, "--kube-version", "1.30.0", "--namespace", "crawl")
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, out)
+	}
+	ms, err := splitManifests("helm template", []byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, m := range ms {
+		kind, name := m.Kind()
+		kinds[kind]++
+		limit := 63
+		if kind == "CronJob" {
+			limit = 52
+		}
+		if len(name) > limit {
+			t.Errorf("%s %s: name is %d characters, over %d", kind, name, len(name), limit)
+		}
+	}
+	for _, kind := range []string{"Deployment", "StatefulSet", "Service", "ConfigMap", "CronJob", "Job",
+		"PodDisruptionBudget", "NetworkPolicy", "ServiceMonitor"} {
+		if kinds[kind] == 0 {
+			t.Errorf("every toggle on renders no %s (have %v)", kind, kinds)
+		}
+	}
+	for _, err := range CheckManifests(ms) {
+		t.Error(err)
+	}
+}
+
+// TestRealHelmSchema: values.schema.json refuses a stream name that would
+// overflow object names, and a misspelt top-level key.
+func TestRealHelmSchema(t *testing.T) {
+	helm := helmBinary(t)
+	for _, set := range []string{"streams[0].name=a-very-long-stream", "reprots.enabled=true", "crawl=xc"} {
+		if out, err := runHelm(t, helm, "lint", "--strict", chartDir, "--set", set); err == nil {
+			t.Errorf("helm lint --set %s passed:\n%s", set, out)
+		}
+	}
+}
+
+// TestChartProfilesAreShipped: the chart's profiles/ are copies of the
+// repository's (helm cannot read files outside the chart).
+func TestChartProfilesAreShipped(t *testing.T) {
+	for _, name := range []string{"frequent.yaml", "domain.yaml"} {
+		chart, err := os.ReadFile(filepath.Join(chartDir, "profiles", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		repo, err := os.ReadFile(filepath.Join(repoRoot, "profiles", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(chart, repo) {
+			t.Errorf("helm/trawler/profiles/%s differs from profiles/%s: cp profiles/%s helm/trawler/profiles/", name, name, name)
+		}
+	}
+}

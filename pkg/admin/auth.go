@@ -1,0 +1,91 @@
+package admin
+
+import (
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+)
+
+// APIPrefix is where the admin JSON API lives on the admin listener.
+const APIPrefix = "/api/v1/"
+
+// LoadToken reads the admin API's bearer token from path (a Kubernetes
+// Secret is mounted as a file). An empty path means no token: the API is
+// off. Surrounding whitespace is dropped, since editors and `kubectl create
+// secret --from-file` leave a trailing newline; a file with nothing else is
+// an error rather than an API that accepts an empty token.
+func LoadToken(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("admin token file: %w", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return "", fmt.Errorf("admin token file %s is empty", path)
+	}
+	if strings.ContainsAny(tok, " \t\r\n") {
+		return "", fmt.Errorf("admin token file %s: the token must be one line without spaces", path)
+	}
+	return tok, nil
+}
+
+// Authorized reports whether r carries "Authorization: Bearer <token>".
+// The comparison takes the same time whatever the guess, so the token
+// cannot be learnt a byte at a time. An empty token authorizes nothing.
+func Authorized(r *http.Request, token string) bool {
+	if token == "" {
+		return false
+	}
+	scheme, cred, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(cred)), []byte(token)) == 1
+}
+
+// Unauthorized answers 401 with the challenge RFC 6750 asks for.
+func Unauthorized(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="trawler"`)
+	http.Error(w, "unauthorized: send Authorization: Bearer <admin token>", http.StatusUnauthorized)
+}
+
+// RequireToken wraps next so that only requests carrying the token reach
+// it; every other request is answered 401.
+func RequireToken(token string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !Authorized(r, token) {
+			Unauthorized(w)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// errNoHandler is returned by MountAPI for a nil handler.
+var errNoHandler = errors.New("admin API: nil handler")
+
+// MountAPI serves api under APIPrefix behind the bearer token. With no
+// token the API stays off (every /api/v1/ request answers 404 saying so)
+// and the log says it once at start; the token itself is never logged.
+// /metrics, /healthz and /readyz stay open either way.
+func (s *Server) MountAPI(token string, api http.Handler) error {
+	if api == nil {
+		return errNoHandler
+	}
+	if token == "" {
+		s.logger.Info("admin API off: no token configured (--admin-token-file)")
+		s.mux.HandleFunc(APIPrefix, func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, "admin API off: no token configured (--admin-token-file)", http.StatusNotFound)
+		})
+		return nil
+	}
+	s.logger.Info("admin API on, bearer token required", "path", APIPrefix)
+	s.mux.Handle(APIPrefix, RequireToken(token, api))
+	return nil
+}

@@ -1,0 +1,40 @@
+-- Take given queued items of one host under leases, as claim.lua takes the
+-- next ones, for an operator's delete: the worker then finishes each with
+-- -6000 through complete.lua, which keeps every counter exact. An item no
+-- longer queued (claimed, finished or superseded meanwhile) is skipped.
+-- ARGV: P, now, lease expiry ms, host, item...
+-- Returns '-1' followed by claim.lua's 17 fields per item taken.
+local now, untilms, host = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local out = {'-1'}
+local uh = P .. 'u:' .. host
+local hk = P .. 'h:' .. host
+for i = 5, #ARGV do
+  local item = ARGV[i]
+  local uk, seq, lvl, r, ctx = parse(item)
+  if uk and redis.call('HGET', uh, uk) == 'q' .. lvl .. seq then
+    local qk = P .. 'q:' .. host .. ':' .. lvl
+    settlePushes(qk)
+    if redis.call('LREM', qk, 1, item) == 1 then
+      redis.call('HSET', uh, uk, 'l' .. lvl .. seq)
+      local v = redis.call('HMGET', hk, 'n', 'a', 'pq', 'p', 'next', 'fs', 'sb', 'fr', 'ab', 'bo', 'bu')
+      local n, a = adjust(num(v[1]), num(v[2]), -1, 1)
+      redis.call('HSET', hk, 'n', n, 'a', a)
+      schedule(host, n, a, v[3], v[4], v[5], now)
+      local lease = host .. ' ' .. nextseq(P .. 'lseq')
+      if not leaseAdd then leaseAdd, leaseExp = {}, {} end
+      leaseAdd[#leaseAdd + 1] = lease
+      leaseAdd[#leaseAdd + 1] = item
+      leaseExp[#leaseExp + 1] = untilms
+      leaseExp[#leaseExp + 1] = lease
+      local blob = ctxblob(ctx) or ''
+      out[#out + 1] = lease
+      out[#out + 1] = item
+      out[#out + 1] = blob
+      -- Quota counters are not needed: the URI is not fetched.
+      for _ = 1, 12 do out[#out + 1] = 0 end
+      out[#out + 1] = num(v[10])
+      out[#out + 1] = num(v[11])
+    end
+  end
+end
+return out

@@ -1,0 +1,107 @@
+package frontier
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/trawler-crawl/trawler/pkg/messages"
+)
+
+//go:embed lua/take.lua
+var luaTake string
+
+// StatusDeleted is Heritrix's S_DELETED_BY_USER (FetchStatusCodes): a URI
+// an operator deleted from the frontier before it was fetched.
+const StatusDeleted = -6000
+
+// takeBatch bounds the items handed to one take.lua call, so a host with a
+// huge queue does not block Redis for long.
+const takeBatch = 500
+
+// Selector picks the queued URIs TakeQueued takes. Host, when set, is
+// asked first about each queue (host[:port]) so that a delete of one
+// site's prefix does not read every other queue; URL decides per URI.
+type Selector struct {
+	Host func(host string) bool
+	URL  func(url string) bool
+}
+
+// TakeQueued leases the queued URIs (not those in flight) that sel
+// selects, for an operator's delete: the caller finishes each claim with
+// Complete (status StatusDeleted, NotFetched), which keeps the counters,
+// the ready set and the seen record exactly as for any finished URI. It
+// reads the queues (one LRANGE per level per host) and takes the items in
+// one script call per host and batch; an item claimed or superseded
+// between the read and the take is skipped. It is an operator's tool, not
+// for the hot path.
+func (f *Frontier) TakeQueued(ctx context.Context, sel Selector, lease time.Duration) ([]*Claim, error) {
+	// A script of its own, built here: TakeQueued is rare and the scripts
+	// set of the hot path stays as it is.
+	take := redis.NewScript(luaLib + "\nlocal function main()\n" + luaTake + "\nend\nlocal result = main()\nflush()\nreturn result\n")
+	var out []*Claim
+	for shard, p := range f.prefixes {
+		var hosts []string
+		err := scanKeys(ctx, f.rdb, p+"h:*", func(k string) error {
+			if h := strings.TrimPrefix(k, p+"h:"); sel.Host == nil || sel.Host(h) {
+				hosts = append(hosts, h)
+			}
+			return nil
+		})
+		if err != nil {
+			return out, fmt.Errorf("frontier %s take queued: %w", f.name, err)
+		}
+		for _, host := range hosts {
+			items, err := f.selectQueued(ctx, p, host, sel)
+			if err != nil {
+				return out, err
+			}
+			for len(items) > 0 {
+				n := min(len(items), takeBatch)
+				now := f.now()
+				args := append([]any{ms(now), ms(now.Add(lease)), host}, items[:n]...)
+				items = items[n:]
+				replies, err := f.runAll(ctx, take, []call{{shard: shard, args: args}})
+				if err != nil {
+					return out, fmt.Errorf("frontier %s take queued of %s: %w", f.name, host, err)
+				}
+				got, _ := f.parseClaims(ctx, shard, replies[0])
+				out = append(out, got...)
+			}
+		}
+	}
+	return out, nil
+}
+
+// selectQueued reads a host's queues and returns the items sel selects.
+func (f *Frontier) selectQueued(ctx context.Context, p, host string, sel Selector) ([]any, error) {
+	pipe := f.rdb.Pipeline()
+	var cmds [3]*redis.StringSliceCmd
+	for lvl := range cmds {
+		cmds[lvl] = pipe.LRange(ctx, fmt.Sprintf("%sq:%s:%d", p, host, lvl), 0, -1)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
+		return nil, fmt.Errorf("frontier %s read queue of %s: %w", f.name, host, err)
+	}
+	var items []any
+	for _, c := range cmds {
+		for _, raw := range c.Val() {
+			it, err := parseItem(raw)
+			if err != nil {
+				continue // claim finishes a corrupt item as -7 when it comes up
+			}
+			var l messages.Launch
+			if err := decodePayload(it.payload, host, &l); err != nil {
+				continue
+			}
+			if sel.URL == nil || sel.URL(l.URL) {
+				items = append(items, raw)
+			}
+		}
+	}
+	return items, nil
+}

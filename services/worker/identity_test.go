@@ -1,0 +1,282 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
+	"github.com/trawler-crawl/trawler/pkg/kafka"
+	"github.com/trawler-crawl/trawler/pkg/profile"
+)
+
+// childEnv carries a childSpec to a copy of the test binary that runs one
+// worker until it is killed (the identity and janitor tests kill it with
+// SIGKILL, which leaves its WARCs open as a crash does).
+const childEnv = "TRAWLER_WORKER_TEST_CHILD"
+
+// childSpec is what a child worker needs: the parent's Redis and broker,
+// the shared data directory, the identity flags and the site's addresses.
+type childSpec struct {
+	Redis   string            `json:"redis"`
+	Brokers []string          `json:"brokers"`
+	Dir     string            `json:"dir"`
+	ID      string            `json:"id"`
+	Lease   time.Duration     `json:"lease"`
+	Hosts   map[string]string `json:"hosts"`
+}
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(childEnv); spec != "" {
+		os.Exit(runChild(spec))
+	}
+	os.Exit(m.Run())
+}
+
+// staticHosts resolves the site's host names to the addresses the parent
+// found for them.
+type staticHosts map[string]string
+
+func (h staticHosts) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
+	ip, ok := h[host]
+	if !ok {
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	return []net.IPAddr{{IP: net.ParseIP(ip)}}, nil
+}
+
+// identityProfile crawls slowly enough that a worker can be killed half
+// way through a WARC file.
+func identityProfile() profile.Profile {
+	p := profile.Default()
+	p.Politeness = profile.Politeness{MinDelayMs: 20, MaxDelayMs: 20}
+	p.Fetch.AllowPrivateAddresses = true
+	return p
+}
+
+// runChild runs one worker as spec says until killed; it prints New's
+// error (an identity already leased) and exits 1.
+func runChild(raw string) int {
+	var c childSpec
+	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+		fmt.Fprintln(os.Stderr, "child spec:", err)
+		return 2
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: c.Redis})
+	defer rdb.Close()
+	w, err := New(Config{Crawl: "fc", Stream: "npld", ID: c.ID, Threads: 2, DataDir: c.Dir, Lease: 2 * time.Second,
+		IdentityLease: c.Lease, JanitorPeriod: time.Hour},
+		Deps{Profile: identityProfile(), Kafka: kafka.Config{Brokers: c.Brokers, ClientID: "child", SessionTimeout: testSessionTimeout}, Redis: rdb,
+			Resolver: staticHosts(c.Hosts), Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			Registerer: prometheus.NewRegistry(), Version: "t"})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child worker:", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	if err := w.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "child run:", err)
+		return 1
+	}
+	return 0
+}
+
+// startChild starts a child worker; its stderr goes to the returned buffer.
+func startChild(t *testing.T, spec childSpec) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	b, _ := json.Marshal(spec)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+string(b))
+	out := &syncBuffer{}
+	cmd.Stderr = out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return cmd, out
+}
+
+// syncBuffer is a bytes.Buffer safe for the exec copier and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// identityConfig is a worker sharing dir with leased identities.
+func identityConfig(dir, id string) Config {
+	return Config{Crawl: "fc", Stream: "npld", ID: id, Threads: 3, DataDir: dir, Lease: 2 * time.Second,
+		IdentityLease: time.Second, JanitorPeriod: 200 * time.Millisecond}
+}
+
+// Slots are taken lowest first and given back on release; a named
+// identity that a live worker holds is refused, one a janitor holds is
+// waited for; ordinals name w<N>.
+func TestIdentityLeases(t *testing.T) {
+	rdb := embeddedtest.Redis(t)
+	ctx := context.Background()
+	log := slog.New(slog.DiscardHandler)
+	cfg := identityConfig(t.TempDir(), "")
+	var leases []*lease
+	for i := range 3 {
+		id, l, err := acquireIdentity(ctx, rdb, cfg, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := slotID(i); id != want {
+			t.Fatalf("slot %d: got %s, want %s", i, id, want)
+		}
+		leases = append(leases, l)
+	}
+	if err := leases[1].release(); err != nil {
+		t.Fatal(err)
+	}
+	if id, l, err := acquireIdentity(ctx, rdb, cfg, log); err != nil || id != "w1" {
+		t.Fatalf("after releasing w1: %s, %v", id, err)
+	} else {
+		leases[1] = l
+	}
+
+	named := cfg
+	named.ID = "w2"
+	_, _, err := acquireIdentity(ctx, rdb, named, log)
+	if err == nil || !strings.Contains(err.Error(), "refusing to start") {
+		t.Fatalf("named identity held by a worker: %v, want a refusal", err)
+	}
+	t.Logf("refusal: %v", err)
+
+	// Renewal keeps a lease past its time.
+	deadline := time.Now().Add(3 * cfg.IdentityLease)
+	for time.Now().Before(deadline) {
+		if n, err := rdb.Exists(ctx, identityKey("fc-npld", "w0")).Result(); err != nil || n != 1 {
+			t.Fatalf("w0 lease not renewed: %d, %v", n, err)
+		}
+		time.Sleep(50 * time.Millisecond) // sampling the lease over three lease times
+	}
+
+	jan, err := tryLease(ctx, rdb, identityKey("fc-npld", "w7"), holderJanitor, cfg.IdentityLease, log)
+	if err != nil || jan == nil {
+		t.Fatalf("janitor lease: %v %v", jan, err)
+	}
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(300 * time.Millisecond) // the janitor's work
+		_ = jan.release()
+		close(released)
+	}()
+	named.ID = "w7"
+	_, l, err := acquireIdentity(ctx, rdb, named, log)
+	if err != nil {
+		t.Fatalf("identity held by a janitor: %v, want to wait for it", err)
+	}
+	<-released
+	leases = append(leases, l)
+
+	ord := cfg
+	ord.Ordinal = "5"
+	if id, l, err := acquireIdentity(ctx, rdb, ord, log); err != nil || id != "w5" {
+		t.Fatalf("ordinal 5: %s %v", id, err)
+	} else {
+		leases = append(leases, l)
+	}
+	for _, l := range leases {
+		if err := l.release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if keys, _ := rdb.Keys(ctx, "trawler:identity:*").Result(); len(keys) != 0 {
+		t.Fatalf("leases left after release: %v", keys)
+	}
+}
+
+// A worker whose lease is taken over stops with ErrIdentityLost.
+func TestIdentityLostStopsLease(t *testing.T) {
+	rdb := embeddedtest.Redis(t)
+	ctx := context.Background()
+	l, err := tryLease(ctx, rdb, "k", holderWorker, 300*time.Millisecond, slog.New(slog.DiscardHandler))
+	if err != nil || l == nil {
+		t.Fatal(l, err)
+	}
+	if err := rdb.Set(ctx, "k", "someone else", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-l.Lost():
+	case <-time.After(5 * time.Second):
+		t.Fatal("lease takeover not noticed")
+	}
+	if err := l.release(); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := rdb.Get(ctx, "k").Result(); v != "someone else" {
+		t.Fatalf("release deleted another holder's lease: %q", v)
+	}
+}
+
+func TestOrdinal(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		want int
+		err  bool
+	}{{"", -1, false}, {"0", 0, false}, {"12", 12, false}, {"-1", -1, true}, {"x", -1, true}, {"99999", -1, true}} {
+		got, err := ordinal(tc.spec)
+		if got != tc.want || (err != nil) != tc.err {
+			t.Errorf("ordinal(%q) = %d, %v", tc.spec, got, err)
+		}
+	}
+	if err := (Config{Crawl: "fc", Stream: "npld", ID: "a/b", Threads: 1, DataDir: "d", Lease: time.Minute}).Validate(); err == nil {
+		t.Error("an ID with a slash validated")
+	}
+}
+
+// waitExit waits for a child that should stop by itself.
+func waitExit(t *testing.T, cmd *exec.Cmd, d time.Duration) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		t.Fatalf("child still running after %v", d)
+		return nil
+	}
+}
+
+// isExitError says whether err is a non-zero exit.
+func isExitError(err error) bool {
+	var ee *exec.ExitError
+	return errors.As(err, &ee)
+}
