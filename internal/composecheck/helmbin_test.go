@@ -48,6 +48,7 @@ podDisruptionBudget: {enabled: true}
 topics: {enabled: true, partitions: 3}
 redis: {addr: "redis:6379", existingSecret: redis-auth}
 adminToken: {existingSecret: trawler-admin}
+autoscaling: {enabled: true, prometheusAddress: "http://prometheus:9090"}
 streams:
   - {name: npld, workers: 2, warcPrefix: NPLD, feeds: ["https://w3act.example.org/feed/npld"]}
   - {name: bypm, workers: 1, warcPrefix: BYPM, feeds: ["/feeds/bypm.jsonl"]}
