@@ -103,6 +103,10 @@ func (a *Applier) Apply(ctx context.Context, c messages.Control) (Result, error)
 	log := a.cfg.Logger.With("id", c.ID, "command", c.Command, "by", c.Who())
 	if c.Command == messages.CommandTerminate {
 		// Every worker acts on it; its own effect (stopping) is idempotent.
+		// Recorded too, so a worker restarted afterwards stays idle.
+		if err := MarkTerminated(ctx, a.cfg.Redis, a.cfg.Frontier.Prefix(), c.ID); err != nil {
+			log.Warn("control: terminate not recorded; a restarted worker would crawl", "err", err)
+		}
 		a.cfg.Terminate(c)
 		res := Result{Applied: true, Detail: "terminating: no new claims, in-flight URIs finish"}
 		log.Warn("control: terminate", "scope", c.EffectiveScope())
@@ -222,8 +226,9 @@ func (a *Applier) pauseOp(c messages.Control) func(context.Context) (string, err
 			var err error
 			if pause {
 				err = f.Pause(ctx)
-			} else {
-				err = f.Resume(ctx)
+			} else if err = f.Resume(ctx); err == nil {
+				// A resume also lifts a terminate: idle workers claim again.
+				err = ClearTerminated(ctx, a.cfg.Redis, f.Prefix())
 			}
 			if err != nil {
 				return "", err

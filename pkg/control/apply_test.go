@@ -202,3 +202,26 @@ func TestSelector(t *testing.T) {
 		t.Error("bad regex accepted")
 	}
 }
+
+// A terminate is recorded for workers started after it, and a resume of
+// the crawl lifts it.
+func TestTerminateRecordedUntilResume(t *testing.T) {
+	fx, _ := newFixture(t, "w1")
+	ctx := context.Background()
+	rdb := fx.app.cfg.Redis
+	if _, ok, err := Terminated(ctx, rdb, fx.front.Prefix()); err != nil || ok {
+		t.Fatalf("terminated before any command: %v, %v", ok, err)
+	}
+	if _, err := fx.app.Apply(ctx, messages.Control{ID: "t-rec", Command: "terminate"}); err != nil {
+		t.Fatal(err)
+	}
+	if id, ok, err := Terminated(ctx, rdb, fx.front.Prefix()); err != nil || !ok || id != "t-rec" {
+		t.Fatalf("after terminate: %q %v %v, want t-rec", id, ok, err)
+	}
+	if _, err := fx.app.Apply(ctx, messages.Control{ID: "r-rec", Command: "resume"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := Terminated(ctx, rdb, fx.front.Prefix()); err != nil || ok {
+		t.Fatalf("after resume: still terminated (%v)", err)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/admin"
 	"github.com/trawler-crawl/trawler/pkg/admin/api"
 	"github.com/trawler-crawl/trawler/pkg/cdxindex"
+	"github.com/trawler-crawl/trawler/pkg/control"
 	"github.com/trawler-crawl/trawler/pkg/embedded"
 	"github.com/trawler-crawl/trawler/pkg/explain"
 	"github.com/trawler-crawl/trawler/pkg/fetch"
@@ -205,6 +206,10 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 		// Heritrix's elapsed time is per run. Without it a run on the same
 		// data directory continues the crawl, and its clock.
 		if err := w.Frontier().RestartCrawlClock(ctx); err != nil {
+			return nil, err
+		}
+		// A new launch also lifts an operator's terminate of the last one.
+		if err := control.ClearTerminated(ctx, cl.rdb, w.Frontier().Prefix()); err != nil {
 			return nil, err
 		}
 	}

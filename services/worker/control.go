@@ -247,3 +247,51 @@ func (w *Worker) holdPaused(ctx context.Context, claims []*frontier.Claim) []*fr
 	}
 	return keep
 }
+
+// terminatedPoll is how often a worker held by a recorded terminate looks
+// for the resume that lifts it.
+const terminatedPoll = time.Second
+
+// holdIfTerminated keeps a worker started after a terminate of its crawl
+// or stream from claiming: it sets LimitTerminated (the dispatcher claims
+// nothing, standalone ends its run as at any limit) and, until the
+// terminate is lifted by a resume, stays up idle rather than exit, which
+// under Kubernetes would only restart it. Once lifted, claims resume.
+func (w *Worker) holdIfTerminated(ctx context.Context) error {
+	id, ok, err := control.Terminated(ctx, w.rdb, w.front.Prefix())
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	if !ok {
+		return nil
+	}
+	w.limitMu.Lock()
+	if w.limit == "" {
+		w.limit = LimitTerminated
+	}
+	w.limitMu.Unlock()
+	w.log.Warn("the crawl was terminated by an operator; claiming nothing until a resume", "command", id)
+	go func() {
+		t := time.NewTicker(terminatedPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if _, still, err := control.Terminated(ctx, w.rdb, w.front.Prefix()); err != nil || still {
+				continue
+			}
+			w.limitMu.Lock()
+			if w.limit == LimitTerminated {
+				w.limit = ""
+			}
+			w.limitMu.Unlock()
+			w.log.Info("terminate lifted; claiming again")
+			w.nudge()
+			return
+		}
+	}()
+	return nil
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/trawler-crawl/trawler/pkg/control"
+	"github.com/trawler-crawl/trawler/pkg/frontier"
 	"github.com/trawler-crawl/trawler/pkg/messages"
 )
 
@@ -273,4 +274,63 @@ func TestControlTopicThreeWorkers(t *testing.T) {
 		}
 	}
 	hits.mu.Unlock()
+}
+
+// A worker started after a terminate of its crawl claims nothing (it stays
+// up, as a restarted pod would) until a resume lifts the terminate; then
+// it crawls.
+func TestTerminatedCrawlHoldsNewWorkers(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	f, err := frontier.New(e.rdb, "fc-npld", frontier.OptionsFrom(fcProfile()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := control.MarkTerminated(ctx, e.rdb, f.Prefix(), "t-before"); err != nil {
+		t.Fatal(err)
+	}
+	site := fcServe(t, func(w http.ResponseWriter, r *http.Request) { fcHTML(w, fcPage("")) })
+	seed := site.url("site.test", "/")
+	p := fcProfile()
+	p.Fetch.AllowPrivateAddresses = true
+	w, err := New(Config{Crawl: "fc", Stream: "npld", ID: "w1", Threads: 2, DataDir: t.TempDir(), Lease: time.Minute},
+		Deps{Profile: p, Kafka: e.kc, Redis: e.rdb, Resolver: newFCHosts("site.test"),
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registerer: prometheus.NewRegistry(), Version: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.idleMin, w.idleMax = 20*time.Millisecond, 20*time.Millisecond
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(runCtx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	produceSeeds(t, e, []string{seed})
+	waitFor(t, "the seed queued while the crawl is terminated", func() bool {
+		st, err := w.Frontier().Stats(ctx)
+		return err == nil && st.Queued >= 1
+	})
+	if w.LimitReached() != LimitTerminated || site.hitCount("/") != 0 {
+		t.Fatalf("limit %q, %d fetches of the seed; want %q and none", w.LimitReached(), site.hitCount("/"), LimitTerminated)
+	}
+	if err := control.ClearTerminated(ctx, e.rdb, f.Prefix()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the seed fetched after the resume", func() bool { return site.hitCount("/") > 0 })
+	if w.LimitReached() != "" {
+		t.Errorf("limit %q after the resume", w.LimitReached())
+	}
+}
+
+// waitFor polls cond every 20 ms for up to 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition with a deadline
+	}
 }

@@ -203,6 +203,9 @@ func (w *Worker) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := w.holdIfTerminated(ctx); err != nil {
+		return err
+	}
 	if err := w.openOutputs(); err != nil {
 		return err
 	}
