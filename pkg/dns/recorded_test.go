@@ -3,6 +3,7 @@ package dns
 import (
 	"context"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -200,4 +201,31 @@ func TestGeoRuleLeavesTheRecord(t *testing.T) {
 	if n := srv.count("udp", "A", "uk.test"); n != 1 {
 		t.Errorf("A queries = %d, want 1: the scope's lookup is the one recorded", n)
 	}
+}
+
+// A lookup whose dns: capture could not be written is handed back: the
+// next Resolve gets it as fresh again (no second query), and only once.
+func TestUnrecordedHandsTheLookupBack(t *testing.T) {
+	ctx := context.Background()
+	srv := startServer(t, "127.0.0.1")
+	srv.set("host.test", zone{a: []string{"192.0.2.1"}, ttl: 300})
+	r := newTestResolver(t, Options{Now: newClock().now, Timeout: 10 * time.Second}, srv)
+	var got []bool
+	for i := range 4 {
+		_, fresh, err := r.Resolve(ctx, "host.test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fresh)
+		if i == 1 {
+			r.Unrecorded("HOST.test.") // as the worker names it, in any case
+		}
+	}
+	if want := []bool{true, false, true, false}; !slices.Equal(got, want) {
+		t.Errorf("fresh over four Resolves around Unrecorded: %v, want %v", got, want)
+	}
+	if n := srv.count("udp", "A", "host.test"); n != 1 {
+		t.Errorf("A queries = %d, want 1", n)
+	}
+	r.Unrecorded("never.test") // nothing cached: nothing happens
 }

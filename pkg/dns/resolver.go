@@ -125,6 +125,19 @@ func (res *lookupResult) take(record bool) bool {
 	return true
 }
 
+// Unrecorded hands a cached lookup of host back, after the caller that
+// took it to record (Resolve's fresh) could not write its dns: capture:
+// the next Resolve gets it as fresh again, so the host does not go
+// without a dns: record for the whole cache period.
+func (r *Resolver) Unrecorded(host string) {
+	key := strings.ToLower(strings.TrimSuffix(host, "."))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if cached, ok := r.cache.Get(key, r.now()); ok {
+		cached.recorded = false
+	}
+}
+
 // flight is a lookup in progress, shared by every caller asking for the
 // same host meanwhile.
 type flight struct {

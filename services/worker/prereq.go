@@ -81,6 +81,7 @@ func (w *Worker) lookupHost(ctx context.Context, t *task) step {
 		return proceed
 	}
 	if !w.recordDNS(ctx, t, host, ans) {
+		w.dns.Unrecorded(host) // the URI's next attempt records it
 		return interrupted
 	}
 	// The lookup went through the host's queue, as Heritrix's dns: URI
