@@ -44,6 +44,9 @@ func clientOpts(cfg Config) []kgo.Opt {
 	if cfg.SessionTimeout > 0 {
 		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout))
 	}
+	if cfg.RebalanceTimeout > 0 {
+		opts = append(opts, kgo.RebalanceTimeout(cfg.RebalanceTimeout))
+	}
 	return opts
 }
 

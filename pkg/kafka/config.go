@@ -34,6 +34,10 @@ type Config struct {
 	// stopped answering (a killed pod) before it hands its partitions to
 	// the others; zero keeps franz-go's default (45 s).
 	SessionTimeout time.Duration `yaml:"sessionTimeout"`
+	// RebalanceTimeout is how long a group rebalance waits for every
+	// member to rejoin (one killed mid-rebalance holds it that long);
+	// zero keeps franz-go's default (60 s).
+	RebalanceTimeout time.Duration `yaml:"rebalanceTimeout"`
 }
 
 // RegisterFlags sets the defaults and registers -kafka (comma-separated
@@ -45,6 +49,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.ClientID, "kafka-client-id", DefaultClientID, "Kafka client id, shown in broker logs and used for quotas")
 	fs.DurationVar(&c.SessionTimeout, "kafka-session-timeout", 0,
 		"how long a consumer group waits for a member that stopped answering before rebalancing (0: franz-go's 45s)")
+	fs.DurationVar(&c.RebalanceTimeout, "kafka-rebalance-timeout", 0,
+		"how long a consumer group rebalance waits for its members to rejoin (0: franz-go's 60s)")
 }
 
 // Validate checks that there is at least one broker and every broker is a
@@ -53,8 +59,8 @@ func (c *Config) Validate() error {
 	if len(c.Brokers) == 0 {
 		return errors.New("kafka: no brokers configured (-kafka host:port[,host:port...])")
 	}
-	if c.SessionTimeout < 0 {
-		return fmt.Errorf("kafka: session timeout %s is negative", c.SessionTimeout)
+	if c.SessionTimeout < 0 || c.RebalanceTimeout < 0 {
+		return fmt.Errorf("kafka: session timeout %s or rebalance timeout %s is negative", c.SessionTimeout, c.RebalanceTimeout)
 	}
 	for i, b := range c.Brokers {
 		if err := validateBroker(b); err != nil {

@@ -74,7 +74,7 @@ func TestConfigValidate(t *testing.T) {
 		t.Error("NewClient accepted a config without brokers")
 	}
 	if err := (&Config{Brokers: []string{"k:9092"}, SessionTimeout: -time.Second}).Validate(); err == nil ||
-		!strings.Contains(err.Error(), "session timeout -1s is negative") {
+		!strings.Contains(err.Error(), "session timeout -1s or rebalance timeout 0s is negative") {
 		t.Errorf("negative session timeout: %v", err)
 	}
 }

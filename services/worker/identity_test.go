@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,7 +11,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/trawler-crawl/trawler/internal/testlog"
 	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
 	"github.com/trawler-crawl/trawler/pkg/kafka"
 	"github.com/trawler-crawl/trawler/pkg/profile"
@@ -81,7 +80,7 @@ func runChild(raw string) int {
 	defer rdb.Close()
 	w, err := New(Config{Crawl: "fc", Stream: "npld", ID: c.ID, Threads: 2, DataDir: c.Dir, Lease: 2 * time.Second,
 		IdentityLease: c.Lease, JanitorPeriod: time.Hour},
-		Deps{Profile: identityProfile(), Kafka: kafka.Config{Brokers: c.Brokers, ClientID: "child", SessionTimeout: testSessionTimeout}, Redis: rdb,
+		Deps{Profile: identityProfile(), Kafka: kafka.Config{Brokers: c.Brokers, ClientID: "child", SessionTimeout: testSessionTimeout, RebalanceTimeout: testSessionTimeout}, Redis: rdb,
 			Resolver: staticHosts(c.Hosts), Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 			Registerer: prometheus.NewRegistry(), Version: "t"})
 	if err != nil {
@@ -98,12 +97,12 @@ func runChild(raw string) int {
 }
 
 // startChild starts a child worker; its stderr goes to the returned buffer.
-func startChild(t *testing.T, spec childSpec) (*exec.Cmd, *syncBuffer) {
+func startChild(t *testing.T, spec childSpec) (*exec.Cmd, *testlog.Buffer) {
 	t.Helper()
 	b, _ := json.Marshal(spec)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+string(b))
-	out := &syncBuffer{}
+	out := &testlog.Buffer{}
 	cmd.Stderr = out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -115,24 +114,6 @@ func startChild(t *testing.T, spec childSpec) (*exec.Cmd, *syncBuffer) {
 		}
 	})
 	return cmd, out
-}
-
-// syncBuffer is a bytes.Buffer safe for the exec copier and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // identityConfig is a worker sharing dir with leased identities.

@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/trawler-crawl/trawler/internal/testlog"
 	"github.com/trawler-crawl/trawler/pkg/crawllog"
 	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
 	"github.com/trawler-crawl/trawler/pkg/messages"
@@ -72,10 +73,11 @@ func (e *sharedEnv) launchSeeds(t *testing.T) {
 	}
 }
 
-// testSessionTimeout is the consumer group session of the workers these
-// tests kill and of their survivors: with franz-go's default (45 s) a
-// survivor's shutdown waits that long for the killed member's session to
-// expire before the group settles.
+// testSessionTimeout is the consumer group session and rebalance timeout
+// of the workers these tests kill and of their survivors: with franz-go's
+// defaults (45 s, 60 s) a survivor's shutdown waits that long for the
+// killed member's session to expire, or for it to rejoin a rebalance it
+// was killed in, before the group settles.
 const testSessionTimeout = 6 * time.Second
 
 // spec is a child worker on this environment.
@@ -93,7 +95,8 @@ type running struct {
 func (e *sharedEnv) start(t *testing.T, id string) *running {
 	t.Helper()
 	kc := e.kc
-	kc.SessionTimeout = testSessionTimeout // a killed sibling leaves the group sooner
+	// A killed sibling leaves the group sooner, also mid-rebalance.
+	kc.SessionTimeout, kc.RebalanceTimeout = testSessionTimeout, testSessionTimeout
 	w, err := New(identityConfig(e.dir, id), Deps{Profile: identityProfile(), Kafka: kc, Redis: e.rdb,
 		Resolver: e.srv.Resolver(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Registerer: prometheus.NewRegistry(), Version: "t"})
@@ -296,7 +299,7 @@ func TestSharedDataDirWorkers(t *testing.T) {
 // and a few crawl.log lines, and returns the open files it left.
 func killWhenWriting(t *testing.T, e *sharedEnv, cmd interface {
 	Signal(os.Signal) error
-}, wait func() error, id string, stderr *syncBuffer) []string {
+}, wait func() error, id string, stderr *testlog.Buffer) []string {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for len(hostFiles(e.dir, id, ".open")) == 0 || logLines(e.dir, id) < 4 {
