@@ -1,9 +1,15 @@
 # syntax=docker/dockerfile:1
 #
-# One image for every Trawler role: the container's command picks the role
-# (`worker`, `cdxwriter`, `launcher serve`, ...). Build with
+# One image for every Trawler role but the renderer: the container's command
+# picks the role (`worker`, `cdxwriter`, `launcher serve`, ...). Build with
 #
 #   docker build --build-arg VERSION=$(git describe --tags --always) -t trawler .
+#
+# The renderer (`trawler renderer`) needs headless Chromium and fonts, about
+# 400 MB that no other role should carry, so it has an image of its own, the
+# `renderer` stage: the same runtime plus Chromium.
+#
+#   docker build --target renderer --build-arg VERSION=... -t trawler-renderer .
 #
 # The cache mounts need BuildKit (the default builder since Docker 23).
 
@@ -33,7 +39,7 @@ RUN --mount=type=cache,target=/go/pkg/mod \
 # ---- runtime stage -----------------------------------------------------------
 # debian-slim rather than distroless/scratch: operators exec into workers to
 # inspect WARCs and crawl logs, and the compose healthchecks use bash.
-FROM debian:bookworm-slim
+FROM debian:bookworm-slim AS runtime
 
 # ca-certificates: the crawler accepts any certificate when archiving, but
 # talking to Kafka, Redis or an external OutbackCDX over TLS must verify.
@@ -70,3 +76,43 @@ VOLUME ["/data"]
 EXPOSE 9100 8081
 
 ENTRYPOINT ["trawler"]
+
+# ---- renderer image ------------------------------------------------------------
+# The runtime above plus Debian's headless Chromium, which `trawler renderer`
+# drives (and finds in PATH as `chromium`). It runs as the same uid 10001:
+# Chromium's own sandbox needs user namespaces or a setuid helper, which
+# most clusters and a non-root container do not give, so the renderer
+# starts it with --no-sandbox (its default; the browser only ever talks to
+# the renderer's recording proxy, which enforces the address guard). The
+# small /dev/shm of a container is not used (--disable-dev-shm-usage):
+# Chromium's shared memory goes to /tmp instead.
+FROM runtime AS renderer
+
+USER root
+# Fonts decide how a screenshot looks: DejaVu and Liberation (metric-
+# compatible with Arial, Times and Courier, which most pages ask for) and
+# Noto Color Emoji. Pages in Chinese, Japanese or Korean need fonts-noto-cjk
+# too (about 100 MB more); add it if the crawl has many.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends \
+        chromium \
+        fonts-dejavu-core \
+        fonts-liberation \
+        fonts-noto-color-emoji \
+    && rm -rf /var/lib/apt/lists/*
+
+# Chromium writes its NSS database, caches and crash state under $HOME. The
+# image user's home is /data, the WARC volume (shared with the stream's
+# workers); /tmp keeps that state out of it, and is writable when the root
+# filesystem is read-only (Helm mounts an emptyDir there).
+ENV HOME=/tmp
+
+USER 10001:10001
+# 9100: admin (/metrics, /healthz, /readyz); 8090: the render API when
+# --api-addr=:8090 is set (off by default).
+EXPOSE 9100 8090
+
+# ---- default image -------------------------------------------------------------
+# The last stage is what `docker build` without --target produces: the
+# plain runtime, without Chromium.
+FROM runtime

@@ -3,7 +3,7 @@
 # the race detector.
 GO ?= go
 
-.PHONY: test test-deps build lint demo
+.PHONY: test test-deps build lint demo fuzz
 
 test: test-deps
 	$(GO) test -race -count=1 -timeout 20m ./...
@@ -25,3 +25,7 @@ lint:
 
 demo:
 	$(GO) run ./cmd/trawler demo
+
+# Every fuzz target for FUZZTIME each (default 10s; FUZZTIME=10m make fuzz).
+fuzz:
+	./scripts/fuzz.sh

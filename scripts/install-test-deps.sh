@@ -3,7 +3,8 @@
 # clamd (clamav-daemon; the tests give it their own signature database),
 # kcat (a foreign Kafka producer for the wire-compatibility test), and
 # node with warcio.js (an independent WARC reader that test/warciojs
-# validates Trawler's WARCs with). Runs apt-get only when something is
+# validates Trawler's WARCs with), and Chromium (the renderer's browser,
+# which pkg/browser, services/renderer and services/standalone drive). Runs apt-get only when something is
 # missing and we are root; otherwise says what to install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +17,7 @@ compgen -G '/usr/share/doc/python3.*/html/_static/searchtools.js' >/dev/null || 
 command -v clamd >/dev/null 2>&1 || [ -x /usr/sbin/clamd ] || need+=(clamav-daemon)
 command -v node >/dev/null 2>&1 || need+=(nodejs)
 command -v npm >/dev/null 2>&1 || need+=(npm)
+command -v chromium >/dev/null 2>&1 || need+=(chromium fonts-dejavu-core)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "missing test dependencies: ${need[*]} (install them: sudo apt-get install ${need[*]})" >&2

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,13 +19,14 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/admin"
 	"github.com/trawler-crawl/trawler/pkg/admin/api"
 	"github.com/trawler-crawl/trawler/pkg/explain"
+	"github.com/trawler-crawl/trawler/pkg/harveststats"
 	"github.com/trawler-crawl/trawler/pkg/messages"
 )
 
 const ctlUsage = `usage: trawler ctl [--api URL] [--token-file FILE] COMMAND [flags] [args]
 
 Commands (they speak a worker's or standalone's admin API, /api/v1/):
-  status                                       frontier counts, top hosts, crawl limits
+  status                                       frontier counts, top hosts and targets, crawl limits
   explain URL [--via URL] [--hops LLE]         why a URL is (not) crawled, and its captures
   pause|resume|terminate [--target SOURCE | --host HOST | --stream S]
   seeds URL...                                 add seeds
@@ -32,9 +34,12 @@ Commands (they speak a worker's or standalone's admin API, /api/v1/):
   sheets PREFIX NAME...                        attach sheets at a SURT prefix
   delete --surt PREFIX | --regex RE            drop matching URIs from the frontier
   ack ID                                       a command's acknowledgement
+  harveststats [--source TAG [--launch TS]]    launches and their states, or one launch's statistics by domain
 
 Control commands print the command's id and wait --wait (5s) for the
-workers' acknowledgement; workers act on <crawl>.control.`
+workers' acknowledgement; workers act on <crawl>.control. Terminate of a
+--target or --host pauses it, ends its queued URIs -6000 (annotated
+terminate) and lets those in flight finish; resume lifts the pause.`
 
 // ctlOpts are the flags every ctl command takes.
 type ctlOpts struct {
@@ -115,6 +120,14 @@ func runCtl(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 		return ctlStatus(ctx, o, stdout)
+	case "harveststats":
+		sfs.BoolVar(&o.json, "json", false, "print the API's JSON")
+		source := sfs.String("source", "", "source tag of the launch (e.g. tid:57875:https://example.org/)")
+		launch := sfs.String("launch", "", "14-digit launch timestamp (with --source)")
+		if err := parseSub(); err != nil {
+			return err
+		}
+		return ctlHarvestStats(ctx, o, stdout, *source, *launch)
 	case "explain":
 		sfs.BoolVar(&o.json, "json", false, "print the API's JSON")
 		via := sfs.String("via", "", "the page the URL was found on")
@@ -370,6 +383,9 @@ func ctlStatus(ctx context.Context, o ctlOpts, stdout io.Writer) error {
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "crawl\t%s (frontier %s) at %s\n", st.Crawl, st.Frontier, st.At.Format(time.RFC3339))
 	fmt.Fprintf(tw, "queued\t%d\nin flight\t%d\npaused\t%v\n", st.Queued, st.InFlight, st.Paused)
+	if st.Held > 0 {
+		fmt.Fprintf(tw, "held\t%d of the queued, their targets paused\n", st.Held)
+	}
 	h := st.Hosts
 	fmt.Fprintf(tw, "hosts\t%d (ready %d, snoozed %d, busy %d, exhausted %d, paused %d, backing off %d)\n",
 		h.Total, h.Ready, h.Snoozed, h.Busy, h.Exhausted, h.Paused, h.BackingOff)
@@ -391,7 +407,48 @@ func ctlStatus(ctx context.Context, o ctlOpts, stdout io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s %d\n", label, hc.Host, hc.Queued)
 	}
+	for i, tc := range st.Targets {
+		label := ""
+		if i == 0 {
+			label = fmt.Sprintf("targets (%d)", st.TargetsTotal)
+		}
+		paused := ""
+		if tc.Paused {
+			paused = " (paused)"
+		}
+		fmt.Fprintf(tw, "%s\t%s %d queued, %d in flight%s\n", label, tc.Source, tc.Queued, tc.InFlight, paused)
+	}
 	return tw.Flush()
+}
+
+// ctlHarvestStats lists the launches with their states, or prints one
+// launch's statistics as the provenance role's report does.
+func ctlHarvestStats(ctx context.Context, o ctlOpts, stdout io.Writer, source, launch string) error {
+	if source == "" {
+		var rows []api.LaunchState
+		raw, err := ctlCall(ctx, o, http.MethodGet, "/api/v1/harveststats", nil, &rows)
+		if err != nil || o.json {
+			if err == nil {
+				_, err = stdout.Write(raw)
+			}
+			return err
+		}
+		for _, r := range rows {
+			fmt.Fprintf(stdout, "%s %s %s\n", cmp.Or(r.Timestamp, "-"), r.State, r.Source)
+		}
+		return nil
+	}
+	q := url.Values{"source": {source}, "launch": {launch}}
+	var st harveststats.LaunchStats
+	raw, err := ctlCall(ctx, o, http.MethodGet, "/api/v1/harveststats?"+q.Encode(), nil, &st)
+	if err != nil || o.json {
+		if err == nil {
+			_, err = stdout.Write(raw)
+		}
+		return err
+	}
+	_, err = stdout.Write(st.Text())
+	return err
 }
 
 func ctlExplain(ctx context.Context, o ctlOpts, stdout io.Writer, rawURL, via, hops string) error {

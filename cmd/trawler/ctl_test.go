@@ -36,7 +36,8 @@ func startAPI(t *testing.T) (base, tokenFile string, cl *kgo.Client, rdb *redis.
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Admit(ctx, []frontier.Candidate{{Launch: messages.Launch{URL: "http://a.example/x", Hop: "L"},
+	if _, err := f.Admit(ctx, []frontier.Candidate{{Launch: messages.Launch{URL: "http://a.example/x", Hop: "L",
+		ParentURLMetadata: messages.ParentMetadata{HeritableData: messages.HeritableData{Source: "tid:9"}}},
 		Policy: frontier.PolicyOf(p)}}); err != nil {
 		t.Fatal(err)
 	}
@@ -71,18 +72,20 @@ func TestCtl(t *testing.T) {
 	}
 
 	code, out, errOut := ctl(append([]string{"status"}, flags...)...)
-	if code != 0 || !strings.Contains(out, "frontier fc-npld") || !strings.Contains(out, "a.example 1") {
+	if code != 0 || !strings.Contains(out, "frontier fc-npld") || !strings.Contains(out, "a.example 1") ||
+		!strings.Contains(out, "tid:9 1 queued, 0 in flight") {
 		t.Fatalf("status: %d\n%s%s", code, out, errOut)
 	}
 	// Global flags may come before the command too.
 	code, out, errOut = ctl(append(flags, "status", "--json")...)
 	var st api.Status
-	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || st.Queued != 1 {
+	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || st.Queued != 1 || st.TargetsTotal != 1 ||
+		st.Targets[0] != (frontier.TargetCount{Source: "tid:9", Queued: 1}) {
 		t.Fatalf("status --json: %d %v\n%s%s", code, err, out, errOut)
 	}
 	code, out, errOut = ctl(append([]string{"explain", "http://a.example/x", "--hops", "L", "--via", "http://a.example/"}, flags...)...)
 	if code != 0 || !strings.Contains(out, "surt      http://(example,a,)/x") || !strings.Contains(out, "scope") ||
-		!strings.Contains(out, "1 queued") {
+		!strings.Contains(out, "1 queued") || !strings.Contains(out, "queued in host queue a.example, level 2, position 0") {
 		t.Fatalf("explain: %d\n%s%s", code, out, errOut)
 	}
 	if code, _, errOut := ctl(append([]string{"explain", "mailto:x@y"}, flags...)...); code != 1 || !strings.Contains(errOut, "400") {
@@ -99,6 +102,8 @@ func TestCtl(t *testing.T) {
 		{[]string{"pause", "--target", "src-1"}, messages.Control{Command: "pause", Scope: "target", Source: "src-1"}},
 		{[]string{"pause", "--host", "a.example"}, messages.Control{Command: "pause", Scope: "host", Host: "a.example"}},
 		{[]string{"terminate", "--stream", "npld"}, messages.Control{Command: "terminate", Scope: "stream", Stream: "npld"}},
+		{[]string{"terminate", "--target", "src-2"}, messages.Control{Command: "terminate", Scope: "target", Source: "src-2"}},
+		{[]string{"terminate", "--host", "b.example"}, messages.Control{Command: "terminate", Scope: "host", Host: "b.example"}},
 		{[]string{"seeds", "http://b.example/", "http://c.example/"}, messages.Control{Command: "seeds", URLs: []string{"http://b.example/", "http://c.example/"}}},
 		{[]string{"exclude", "remove", "http://(example,bad,"}, messages.Control{Command: "exclusions", Action: "remove", SURTs: []string{"http://(example,bad,"}}},
 		{[]string{"sheets", "http://(example,a,", "noLimit", "fast-2ps"}, messages.Control{Command: "sheets", SURTs: []string{"http://(example,a,"}, Sheets: []string{"noLimit", "fast-2ps"}}},

@@ -35,7 +35,8 @@ func commands() map[string]command {
 		"cdx":        {"offline CDX tools (index: WARCs to CDX; load: into the index)", runCDX},
 		"frontier":   {"frontier tools (rebuild: restore Redis from the Kafka journal)", runFrontier},
 		"profile":    {"check a crawl profile (check FILE [--url URL])", runProfile},
-		"renderer":   {"render pages in headless Chromium (not built yet)", runRenderer},
+		"renderer":   {"render handed-off pages in headless Chromium behind a recording proxy", runRenderer},
+		"provenance": {"harvest statistics, metadata WARCs per launch, documents on watched targets (stats: query)", runProvenance},
 		"standalone": {"run a whole crawl in one process with an embedded broker and Redis", runStandalone},
 		"demo":       {"crawl a bundled synthetic web on loopback, no network needed", runDemo},
 		"bench":      {"measure a standalone crawl against a bare fetch baseline on loopback", runBench},
@@ -124,15 +125,4 @@ func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintf(stdout, "trawler %s\n", version)
 	return nil
-}
-
-func runRenderer(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("renderer", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c common
-	c.register(fs, ":9100")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	return errors.New("the renderer is not built yet")
 }

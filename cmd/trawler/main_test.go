@@ -119,7 +119,7 @@ func TestBadConfiguration(t *testing.T) {
 		{"bad env value", map[string]string{"TRAWLER_THREADS": "many"}, []string{"worker"}, 1, `TRAWLER_THREADS="many"`},
 		{"invalid worker config", nil, []string{"worker", "--crawl", "xx", "--threads", "0"}, 1, `crawl "xx"`},
 		{"standalone without seeds", nil, []string{"standalone"}, 2, "at least one --seed or --feed"},
-		{"renderer not built", nil, []string{"renderer"}, 1, "not built yet"},
+		{"invalid renderer config", nil, []string{"renderer", "--tabs", "0", "--renderer-id", "a/b"}, 1, "tabs 0"},
 		{"topics without verb", nil, []string{"topics"}, 2, "usage"},
 	}
 	for _, tc := range tests {

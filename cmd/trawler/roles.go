@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/trawler-crawl/trawler/pkg/admin"
 	"github.com/trawler-crawl/trawler/pkg/admin/api"
@@ -29,6 +30,18 @@ type roleEnv struct {
 	reg     *prometheus.Registry
 	admin   *admin.Server
 	profile profile.Profile
+}
+
+// openRedis connects the role to Redis (one server, or a Redis Cluster
+// given several addresses or --redis-cluster) and makes its /readyz
+// depend on it.
+func (env *roleEnv) openRedis(ctx context.Context, rc redisconn.Config) (redis.UniversalClient, error) {
+	rdb, err := redisconn.OpenUniversal(ctx, rc)
+	if err != nil {
+		return nil, err
+	}
+	env.admin.AddReadyCheck("redis", func(ctx context.Context) error { return rdb.Ping(ctx).Err() })
+	return rdb, nil
 }
 
 func newRegistry() *prometheus.Registry {
@@ -90,12 +103,11 @@ func runWorker(ctx context.Context, args []string, _, stderr io.Writer) error {
 		return err
 	}
 	defer env.admin.Close()
-	rdb, err := redisconn.Open(ctx, rc)
+	rdb, err := env.openRedis(ctx, rc)
 	if err != nil {
 		return err
 	}
 	defer rdb.Close()
-	env.admin.AddReadyCheck("redis", func(ctx context.Context) error { return rdb.Ping(ctx).Err() })
 	// The identity may be settled only by worker.New (a leased slot); the
 	// client id names what is known now.
 	kc.ClientID = "trawler-worker-" + cmp.Or(wc.ID, wc.Name())
@@ -104,6 +116,8 @@ func runWorker(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Not ready while disk space is low: the worker claims nothing then.
+	env.admin.AddReadyCheck("disk", w.DiskReady)
 	var hist explain.History
 	if *cdxURL != "" {
 		hist = explain.CDXAPI{URL: *cdxURL, Collection: wc.Crawl}
@@ -149,12 +163,11 @@ func runCDXWriter(ctx context.Context, args []string, _, stderr io.Writer) error
 		return err
 	}
 	defer env.admin.Close()
-	rdb, err := redisconn.Open(ctx, rc)
+	rdb, err := env.openRedis(ctx, rc)
 	if err != nil {
 		return err
 	}
 	defer rdb.Close()
-	env.admin.AddReadyCheck("redis", func(ctx context.Context) error { return rdb.Ping(ctx).Err() })
 	kc.ClientID = "trawler-cdxwriter"
 	// The index is opened here rather than by the writer so that its
 	// OutbackCDX API on --cdx-addr can require the token for writes.

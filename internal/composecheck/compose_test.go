@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/compose-spec/compose-go/v2/types"
 )
 
 // repoRoot is the repository root, two levels above this package.
@@ -32,7 +34,8 @@ func TestRepositoryComposeServices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]bool{"topics-init": true, "launcher": true, "worker-npld": true, "worker-bypm": true, "cdxwriter": true}
+	want := map[string]bool{"topics-init": true, "launcher": true, "worker-npld": true, "worker-bypm": true, "cdxwriter": true,
+		"renderer-npld": true, "provenance": true}
 	got := trawlerServices(p, root)
 	if len(got) != len(want) {
 		t.Errorf("Trawler services = %v, want %v", got, sortedKeys(want))
@@ -49,6 +52,136 @@ func TestRepositoryComposeServices(t *testing.T) {
 	}
 	if c := p.Services["launcher"].DependsOn["topics-init"].Condition; c != "service_completed_successfully" {
 		t.Errorf("launcher waits for topics-init with condition %q, want service_completed_successfully", c)
+	}
+}
+
+// TestComposeRenderer pins the renderer service: its own image (the
+// Dockerfile's renderer stage, with Chromium), the npld workers' volume
+// (so its WARCs land beside theirs), a fixed identity that cannot be
+// scaled into a duplicate, and resource limits.
+func TestComposeRenderer(t *testing.T) {
+	p, err := LoadCompose(context.Background(), filepath.Join(repoRoot, "docker-compose.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := p.Services["renderer-npld"]
+	if !ok {
+		t.Fatal("no renderer-npld service")
+	}
+	w := p.Services["worker-npld"]
+	if got := []string(r.Command); len(got) != 1 || got[0] != "renderer" {
+		t.Errorf("renderer-npld command = %v, want [renderer]", got)
+	}
+	if r.Build == nil || r.Build.Target != "renderer" {
+		t.Errorf("renderer-npld build = %+v, want target renderer", r.Build)
+	}
+	if r.Image == "" || r.Image == w.Image {
+		t.Errorf("renderer-npld image %q: want an image of its own, not the workers' %q", r.Image, w.Image)
+	}
+	env := func(s types.ServiceConfig, k string) string {
+		if v := s.Environment[k]; v != nil {
+			return *v
+		}
+		return ""
+	}
+	for k, want := range map[string]string{"TRAWLER_STREAM": "npld", "TRAWLER_CRAWL": "fc", "TRAWLER_DATA": "/data",
+		"TRAWLER_RENDERER_ID": "r0", "TRAWLER_CLAMD_ADDR": env(w, "TRAWLER_CLAMD_ADDR")} {
+		if got := env(r, k); got != want {
+			t.Errorf("renderer-npld %s = %q, want %q", k, got, want)
+		}
+	}
+	if r.ContainerName == "" {
+		t.Error("renderer-npld has no container_name: `--scale` would start a second r0 on the same volume")
+	}
+	volumeAt := func(s types.ServiceConfig, target string) string {
+		for _, v := range s.Volumes {
+			if v.Target == target {
+				return v.Type + ":" + v.Source
+			}
+		}
+		return ""
+	}
+	if got, want := volumeAt(r, "/data"), volumeAt(w, "/data"); got == "" || got != want {
+		t.Errorf("renderer-npld /data is %q, want the npld workers' %q", got, want)
+	}
+	if r.MemLimit == 0 || r.CPUS == 0 {
+		t.Errorf("renderer-npld mem_limit %d, cpus %v: want limits", r.MemLimit, r.CPUS)
+	}
+}
+
+// TestComposeProvenance pins the provenance service: one container (it
+// cannot be scaled into a second sealing loop), the npld workers' volume
+// read-write at their /data (its metadata WARCs go beside theirs and its
+// notices' paths mean what theirs do), the bypm workers' volume read-only,
+// every worker slot's crawl.log directory of both streams and the
+// renderer's, and a fixed host name for the metadata WARC names.
+func TestComposeProvenance(t *testing.T) {
+	p, err := LoadCompose(context.Background(), filepath.Join(repoRoot, "docker-compose.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok := p.Services["provenance"]
+	if !ok {
+		t.Fatal("no provenance service")
+	}
+	args := []string(s.Command)
+	if len(args) == 0 || args[0] != "provenance" {
+		t.Fatalf("provenance command = %v, want provenance first", args)
+	}
+	if s.ContainerName == "" {
+		t.Error("provenance has no container_name: `--scale` would start a second sealing loop")
+	}
+	env := func(k string) string {
+		if v := s.Environment[k]; v != nil {
+			return *v
+		}
+		return ""
+	}
+	for k, want := range map[string]string{"TRAWLER_CRAWL": "fc", "TRAWLER_STREAM": "npld", "TRAWLER_DATA": "/data",
+		"TRAWLER_KAFKA": "kafka:9092", "TRAWLER_REDIS": "redis:6379"} {
+		if got := env(k); got != want {
+			t.Errorf("provenance %s = %q, want %q", k, got, want)
+		}
+	}
+	if env("TRAWLER_HOSTNAME") == "" {
+		t.Error("provenance sets no TRAWLER_HOSTNAME: metadata WARC names would change with the container id")
+	}
+	if _, ok := s.Environment["TRAWLER_CRAWL_LOG_DIR"]; ok {
+		t.Error("TRAWLER_CRAWL_LOG_DIR holds one directory; pass the directories as --crawl-log-dir flags")
+	}
+	mounts := map[string]types.ServiceVolumeConfig{}
+	for _, v := range s.Volumes {
+		mounts[v.Target] = v
+	}
+	volumeAt := func(name, target string) string {
+		for _, v := range p.Services[name].Volumes {
+			if v.Target == target {
+				return v.Source
+			}
+		}
+		return ""
+	}
+	if m, ok := mounts["/data"]; !ok || m.Source != volumeAt("worker-npld", "/data") || m.ReadOnly {
+		t.Errorf("provenance /data = %+v, want the npld workers' volume %q read-write", m, volumeAt("worker-npld", "/data"))
+	}
+	if m, ok := mounts["/streams/bypm"]; !ok || m.Source != volumeAt("worker-bypm", "/data") || !m.ReadOnly {
+		t.Errorf("provenance /streams/bypm = %+v, want the bypm workers' volume %q read-only", m, volumeAt("worker-bypm", "/data"))
+	}
+	dirs := map[string]bool{}
+	for _, a := range args[1:] {
+		if d, ok := strings.CutPrefix(a, "--crawl-log-dir="); ok {
+			dirs[d] = true
+		}
+	}
+	for _, want := range []string{"/data/logs/fc-npld/w0", "/data/logs/fc-npld/w1", "/data/logs/fc-npld-render-r0",
+		"/streams/bypm/logs/fc-bypm/w0", "/streams/bypm/logs/fc-bypm/w1"} {
+		if !dirs[want] {
+			t.Errorf("provenance does not read %s (has %v)", want, sortedKeys(dirs))
+		}
+	}
+	if r := p.Services["renderer-npld"]; env("TRAWLER_STREAM") != "npld" || r.Environment["TRAWLER_RENDERER_ID"] == nil ||
+		*r.Environment["TRAWLER_RENDERER_ID"] != "r0" {
+		t.Error("renderer-npld's identity changed: update provenance's --crawl-log-dir for its crawl.log")
 	}
 }
 

@@ -349,7 +349,7 @@ func TestBrokenChart(t *testing.T) {
 			"values.yaml: yaml: line"},
 		{"Chart.yaml unknown key", "Chart.yaml", "appVersion:", "appversion:",
 			"Chart.yaml: yaml: unmarshal errors"},
-		{"Chart.yaml version not SemVer", "Chart.yaml", "version: 0.1.0", "version: \"1.0\"",
+		{"Chart.yaml version not SemVer", "Chart.yaml", "version: 0.2.0", "version: \"1.0\"",
 			`needs apiVersion v2, a name and a SemVer version; have "v2", "trawler", "1.0"`},
 		{"unknown function", "templates/cdxwriter-service.yaml", "type: ClusterIP", "type: {{ camelcase \"clusterip\" }}",
 			`function "camelcase" not defined`},

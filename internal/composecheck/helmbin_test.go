@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // helmVersion is the helm scripts/install-test-deps.sh installs into
@@ -49,6 +51,10 @@ topics: {enabled: true, partitions: 3}
 redis: {addr: "redis:6379", existingSecret: redis-auth}
 adminToken: {existingSecret: trawler-admin}
 autoscaling: {enabled: true, prometheusAddress: "http://prometheus:9090"}
+renderer: {enabled: true, replicas: 2, shmSizeLimit: 1Gi, api: {enabled: true}}
+worker: {persistence: {existingClaim: warcs}}
+provenance: {enabled: true, watched: /watched/watched.jsonl, extraArgs: ["--settle=2m"],
+  extraVolumes: [{name: watched, configMap: {name: watched}}], extraVolumeMounts: [{name: watched, mountPath: /watched, readOnly: true}]}
 streams:
   - {name: npld, workers: 2, warcPrefix: NPLD, feeds: ["https://w3act.example.org/feed/npld"]}
   - {name: bypm, workers: 1, warcPrefix: BYPM, feeds: ["/feeds/bypm.jsonl"]}
@@ -119,16 +125,80 @@ func TestRealHelm(t *testing.T) {
 	for _, err := range CheckManifests(ms) {
 		t.Error(err)
 	}
+	var renderers []string
+	for _, m := range ms {
+		if kind, name := m.Kind(); kind == "Deployment" && dig(m.Object, "metadata", "labels", "app.kubernetes.io/component") == "renderer" {
+			renderers = append(renderers, name)
+		}
+	}
+	if len(renderers) != 2 {
+		t.Errorf("every toggle on renders renderer Deployments %v, want one per stream", renderers)
+	}
+	var provenance []string
+	for _, m := range ms {
+		if kind, name := m.Kind(); kind == "Deployment" && dig(m.Object, "metadata", "labels", "app.kubernetes.io/component") == "provenance" {
+			provenance = append(provenance, name)
+			// until and int under the real helm (values are float64 there).
+			args, _ := container(t, m.Object, "spec", "template")["args"].([]any)
+			if len(args) < 2 || args[1] != "--crawl-log-dir=/data/logs/fc-npld/w0" {
+				t.Errorf("provenance args = %v", args)
+			}
+		}
+	}
+	if len(provenance) != 1 {
+		t.Errorf("every toggle on renders provenance Deployments %v, want one", provenance)
+	}
+}
+
+// TestBuiltinRendererAllToggles renders allToggles with the built-in
+// renderer too, so the two renderers agree on the chart with every
+// optional part on (and a template the real helm accepts but the
+// built-in one cannot render fails here, not only under helm).
+func TestBuiltinRendererAllToggles(t *testing.T) {
+	var over map[string]any
+	if err := yaml.Unmarshal([]byte(allToggles), &over); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := loadChart(t, chartDir).Render(strings.Repeat("r", 53), "crawl", over)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range CheckManifests(ms) {
+		t.Error(err)
+	}
+	kinds := map[string]int{}
+	for _, m := range ms {
+		kind, name := m.Kind()
+		kinds[kind]++
+		if len(name) > 63 {
+			t.Errorf("%s %s: name is %d characters, over 63", kind, name, len(name))
+		}
+	}
+	// Two streams: a worker and a renderer Deployment each, plus two
+	// launchers (serve) and the provenance role; PDBs and NetworkPolicies
+	// for workers and renderers.
+	for kind, want := range map[string]int{"Deployment": 7, "PodDisruptionBudget": 4, "NetworkPolicy": 2} {
+		if kinds[kind] != want {
+			t.Errorf("every toggle on renders %d %s, want %d (have %v)", kinds[kind], kind, want, kinds)
+		}
+	}
 }
 
 // TestRealHelmSchema: values.schema.json refuses a stream name that would
 // overflow object names, and a misspelt top-level key.
 func TestRealHelmSchema(t *testing.T) {
 	helm := helmBinary(t)
-	for _, set := range []string{"streams[0].name=a-very-long-stream", "reprots.enabled=true", "crawl=xc"} {
+	for _, set := range []string{"streams[0].name=a-very-long-stream", "reprots.enabled=true", "crawl=xc",
+		"renderer.tabs=0", "renderer.pageTimeout=60", "renderer.enabeld=true",
+		"provenance.slots=0", "provenance.enabeld=true"} {
 		if out, err := runHelm(t, helm, "lint", "--strict", chartDir, "--set", set); err == nil {
 			t.Errorf("helm lint --set %s passed:\n%s", set, out)
 		}
+	}
+	// provenance without the workers' shared claim is refused.
+	out, err := runHelm(t, helm, "template", "trawler", chartDir, "--kube-version", "1.30.0", "--set", "provenance.enabled=true")
+	if err == nil || !strings.Contains(out, "provenance.enabled needs worker.persistence.existingClaim") {
+		t.Errorf("helm template with provenance and no claim: err %v\n%s", err, out)
 	}
 }
 

@@ -36,6 +36,15 @@ func chartFuncs(t *template.Template) template.FuncMap {
 		"trimSuffix": func(suffix, s string) string { return strings.TrimSuffix(s, suffix) },
 		"list":       func(v ...any) []any { return v },
 		"upper":      strings.ToUpper,
+		"int":        toInt,
+		// until is sprig's: 0, 1, ..., n-1.
+		"until": func(n int) []int {
+			out := make([]int, 0, max(n, 0))
+			for i := range n {
+				out = append(out, i)
+			}
+			return out
+		},
 		"sha256sum": func(s string) string {
 			sum := sha256.Sum256([]byte(s))
 			return hex.EncodeToString(sum[:])
@@ -56,6 +65,24 @@ func toYAML(v any) (string, error) {
 		return "", fmt.Errorf("toYaml: %w", err)
 	}
 	return strings.TrimSuffix(buf.String(), "\n"), nil
+}
+
+// toInt is sprig's int for the numbers values hold: YAML integers here,
+// float64 (JSON numbers) or int64 (--set) under the real helm.
+func toInt(v any) (int, error) {
+	switch n := v.(type) {
+	case int:
+		return n, nil
+	case int64:
+		return int(n), nil
+	case uint64:
+		return int(n), nil
+	case float64:
+		return int(n), nil
+	case nil:
+		return 0, nil
+	}
+	return 0, fmt.Errorf("int: %v (%T) is not a number", v, v)
 }
 
 // indent prefixes every line of s with n spaces.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -157,6 +158,49 @@ func TestRepositoryDockerfile(t *testing.T) {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("Dockerfile lacks %q", want)
 		}
+	}
+}
+
+// TestRepositoryDockerfileRenderer pins the renderer image: a stage named
+// renderer, built on the runtime stage, installing Chromium and fonts as
+// root and then running as 10001 again; and a last stage (the default
+// target, which the other roles build) without Chromium.
+func TestRepositoryDockerfileRenderer(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Split into stages at each FROM, following line continuations.
+	var stages []string
+	for _, line := range strings.Split(strings.ReplaceAll(string(data), "\\\n", " "), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.EqualFold(f[0], "FROM") {
+			stages = append(stages, "")
+		}
+		if len(stages) > 0 && !strings.HasPrefix(strings.TrimSpace(line), "#") {
+			stages[len(stages)-1] += line + "\n"
+		}
+	}
+	var renderer string
+	for _, st := range stages {
+		if strings.HasPrefix(st, "FROM runtime AS renderer\n") {
+			renderer = st
+		}
+	}
+	if renderer == "" {
+		t.Fatalf("no stage \"FROM runtime AS renderer\" among %d stages", len(stages))
+	}
+	for _, want := range []string{"chromium", "fonts-liberation", "fonts-dejavu-core", "fonts-noto-color-emoji", "rm -rf /var/lib/apt/lists/*"} {
+		if !strings.Contains(renderer, want) {
+			t.Errorf("renderer stage does not install %q", want)
+		}
+	}
+	users := regexp.MustCompile(`(?m)^USER\s+(\S+)`).FindAllStringSubmatch(renderer, -1)
+	if len(users) == 0 || users[len(users)-1][1] != "10001:10001" {
+		t.Errorf("renderer stage's last USER is %v, want 10001:10001", users)
+	}
+	last := stages[len(stages)-1]
+	if !strings.HasPrefix(last, "FROM runtime\n") || strings.Contains(last, "chromium") {
+		t.Errorf("last stage (the default target) = %q, want the plain runtime", last)
 	}
 }
 

@@ -36,7 +36,8 @@ type Config struct {
 	Seeds func(ctx context.Context, c messages.Control) (string, error)
 	// Delete takes the queued URIs sel selects and finishes each with
 	// frontier.StatusDeleted, a crawled event and a crawl.log line; it
-	// returns how many.
+	// returns how many. For a terminate of a host or target (c.Command
+	// terminate) the events carry AnnotationTerminate.
 	Delete func(ctx context.Context, sel frontier.Selector, c messages.Control) (int, error)
 	// Terminate stops the worker: nothing new is claimed, in-flight URIs
 	// finish, Run returns. It must be safe to call more than once.
@@ -101,7 +102,7 @@ func (a *Applier) Apply(ctx context.Context, c messages.Control) (Result, error)
 		return Result{Skipped: "for stream " + c.Stream}, nil
 	}
 	log := a.cfg.Logger.With("id", c.ID, "command", c.Command, "by", c.Who())
-	if c.Command == messages.CommandTerminate {
+	if c.Command == messages.CommandTerminate && !terminatesPart(c) {
 		// Every worker acts on it; its own effect (stopping) is idempotent.
 		// Recorded too, so a worker restarted afterwards stays idle.
 		if err := MarkTerminated(ctx, a.cfg.Redis, a.cfg.Frontier.Prefix(), c.ID); err != nil {
@@ -151,6 +152,8 @@ func (a *Applier) prepare(c messages.Control) (func(context.Context) (string, er
 	switch c.Command {
 	case messages.CommandPause, messages.CommandResume:
 		return a.pauseOp(c), nil
+	case messages.CommandTerminate: // of a host or target (Apply)
+		return a.terminateOp(c), nil
 	case messages.CommandSeeds:
 		return func(ctx context.Context) (string, error) { return a.cfg.Seeds(ctx, c) }, nil
 	case messages.CommandExclusions:
@@ -211,17 +214,20 @@ func (a *Applier) pauseOp(c messages.Control) func(context.Context) (string, err
 			}
 			return verb + " host " + c.Host, nil
 		case messages.ScopeTarget:
-			k := PausedSourcesKey(f.Prefix())
-			var err error
 			if pause {
-				err = a.cfg.Redis.SAdd(ctx, k, c.Source).Err()
-			} else {
-				err = a.cfg.Redis.SRem(ctx, k, c.Source).Err()
+				return verb + " target " + c.Source, a.pauseTarget(ctx, c.Source)
+			}
+			// The frontier first, then the set: a worker's claim-time
+			// check (which reads the set) lets the target through only
+			// once its URIs are back in their queues.
+			n, err := f.ResumeSource(ctx, c.Source)
+			if err == nil {
+				err = a.cfg.Redis.SRem(ctx, PausedSourcesKey(f.Prefix()), c.Source).Err()
 			}
 			if err != nil {
 				return "", fmt.Errorf("%s target %s: %w", verb, c.Source, err)
 			}
-			return verb + " target " + c.Source, nil
+			return fmt.Sprintf("%s target %s (%d queued URIs back in line)", verb, c.Source, n), nil
 		default: // crawl, stream: the stream was matched in Apply
 			var err error
 			if pause {

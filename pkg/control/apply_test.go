@@ -69,7 +69,7 @@ func TestApplyBadInput(t *testing.T) {
 		{messages.Control{ID: "b7", Command: "exclusions", SURTs: []string{"-http://(com,"}}, "surts[0]"},
 		{messages.Control{Command: "pause"}, "empty id"},
 		{messages.Control{ID: "b8", Command: "pause", Scope: "host"}, `"host"`},
-		{messages.Control{ID: "b9", Command: "terminate", Scope: "target", Source: "x"}, "terminate"},
+		{messages.Control{ID: "b9", Command: "terminate", Scope: "target"}, `"source"`},
 	}
 	for _, tt := range bad {
 		_, err := fx.app.Apply(ctx, tt.c)

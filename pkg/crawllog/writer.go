@@ -42,6 +42,13 @@ type Options struct {
 	// Logger receives rotation notices and background sync errors;
 	// default discards.
 	Logger *slog.Logger
+	// OnRotate, if set, is called with each file rotation renamed aside
+	// (at midnight, or a leftover of an earlier day at Open): the file is
+	// complete and never written again, so it can be shipped like a
+	// closed WARC. Calls come one at a time from a goroutine of the
+	// Writer, never under its lock, so a slow OnRotate holds up no line;
+	// Close waits for the calls of every rotation before it.
+	OnRotate func(Rotated)
 }
 
 // Writer appends crawl.log lines to Dir/Name. It is safe for concurrent use.
@@ -66,6 +73,8 @@ type Writer struct {
 
 	stop chan struct{}
 	done chan struct{}
+
+	rotated rotatedQueue
 }
 
 // Open opens (appending to) Dir/Name and starts the once-a-second syncer.
@@ -95,11 +104,14 @@ func Open(o Options) (*Writer, error) {
 		stop: make(chan struct{}), done: make(chan struct{}),
 		emptyExtra: []byte("{}"),
 	}
+	w.rotated.init(o.OnRotate)
 	now := o.Now()
 	if err := w.rotateLeftover(now); err != nil {
+		w.rotated.close()
 		return nil, err
 	}
 	if err := w.openFile(now); err != nil {
+		w.rotated.close()
 		return nil, err
 	}
 	go w.syncLoop()
@@ -190,6 +202,11 @@ func (w *Writer) renameRotated(at time.Time) error {
 		return fmt.Errorf("rotate crawl log %s: %w", w.path, err)
 	}
 	w.opts.Logger.Info("rotated crawl log", "from", w.path, "to", target)
+	r := Rotated{Path: target, At: at.UTC()}
+	if fi, err := os.Stat(target); err == nil {
+		r.Size = fi.Size()
+	}
+	w.rotated.add(r)
 	return nil
 }
 
@@ -326,6 +343,8 @@ func (w *Writer) Close() error {
 	close(w.stop)
 	<-w.done
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.closeFile()
+	err := w.closeFile()
+	w.mu.Unlock()
+	w.rotated.close()
+	return err
 }

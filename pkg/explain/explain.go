@@ -2,7 +2,9 @@
 // be?" for one URL, end to end: the sheets that apply, the scope rule that
 // decides, the exclusions that match, whether the recently-crawled DB and
 // the recrawl interval hold it back, the robots.txt verdict from the shared
-// cache, the host's queue and quota state in the frontier, and its capture
+// cache, the host's queue and quota state in the frontier, whether the URL
+// itself is queued (where, due when) or in flight (under which lease, since
+// when), and its capture
 // history in the CDX index. It reads the same Redis state the workers
 // write, so it explains the live crawl, and serves both the admin API (JSON)
 // and `trawler ctl explain` (text).
@@ -195,6 +197,11 @@ func (e *Explainer) Explain(ctx context.Context, r Request) (*Report, error) {
 	e.explainRecrawl(ctx, rep, eff.Profile)
 	e.explainRobots(ctx, rep, eff.Profile)
 	e.explainHost(ctx, rep, eff.Profile)
+	if st, err := e.cfg.Frontier.URIState(ctx, norm); err != nil {
+		rep.addErr("uri", err)
+	} else {
+		rep.URI = &st
+	}
 	if e.cfg.History != nil {
 		caps, err := e.cfg.History.Captures(ctx, norm, 20)
 		if err != nil {

@@ -2,6 +2,7 @@ package explain
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
 	"github.com/trawler-crawl/trawler/pkg/frontier"
+	"github.com/trawler-crawl/trawler/pkg/messages"
 	"github.com/trawler-crawl/trawler/pkg/profile"
 	"github.com/trawler-crawl/trawler/pkg/recentdb"
 	"github.com/trawler-crawl/trawler/pkg/scope"
@@ -114,5 +116,55 @@ func TestExplainControlExclusion(t *testing.T) {
 		rep.Exclusions[0] != (Exclusion{Prefix: "http://(example,a,)/private/", Source: SourceControl}) ||
 		!strings.Contains(rep.Verdict, "excluded by SURT prefix http://(example,a,)/private/") {
 		t.Fatalf("after the exclusion: %+v %+v %q", rep.Scope, rep.Exclusions, rep.Verdict)
+	}
+}
+
+// Explain says whether the exact URL is queued (where) or in flight
+// (under which lease), in the JSON and the text.
+func TestExplainURIState(t *testing.T) {
+	e, _, f := newTestFrontier(t, profile.Default())
+	ctx := context.Background()
+	const u = "http://a.example/page"
+	if err := scope.NewSeeds(e.cfg.Redis, f.Prefix()).Add(ctx, u, scope.SeedScopeRoot); err != nil {
+		t.Fatal(err)
+	}
+	text := func(rep *Report) string {
+		var b strings.Builder
+		if err := rep.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	rep, err := e.Explain(ctx, Request{URL: u})
+	if err != nil || rep.URI == nil || rep.URI.State != frontier.URINone ||
+		!strings.Contains(text(rep), "neither queued nor in flight") {
+		t.Fatalf("not admitted: %v %+v", err, rep.URI)
+	}
+	res, err := f.Admit(ctx, []frontier.Candidate{{Policy: frontier.PolicyOf(profile.Default()),
+		Launch: messages.Launch{URL: u, IsSeed: true, ParentURL: u}}})
+	if err != nil || res[0].Verdict != frontier.Admitted {
+		t.Fatalf("admit: %v %v", res, err)
+	}
+	rep, err = e.Explain(ctx, Request{URL: u})
+	if err != nil || rep.URI == nil || rep.URI.State != frontier.URIQueued || rep.URI.Host != "a.example" || rep.URI.Position != 0 {
+		t.Fatalf("queued: %v %+v", err, rep.URI)
+	}
+	if s := text(rep); !strings.Contains(s, "queued in host queue a.example, level 0, position 0") || !strings.Contains(rep.Verdict, "queued") {
+		t.Fatalf("queued text:\n%s", s)
+	}
+	cs, _, err := f.Claim(ctx, 1, time.Minute)
+	if err != nil || len(cs) != 1 {
+		t.Fatalf("claim: %v %v", cs, err)
+	}
+	rep, err = e.Explain(ctx, Request{URL: u})
+	if err != nil || rep.URI == nil || rep.URI.State != frontier.URIInFlight || rep.URI.Lease != cs[0].Lease() {
+		t.Fatalf("in flight: %v %+v", err, rep.URI)
+	}
+	b, err := json.Marshal(rep)
+	if err != nil || !strings.Contains(string(b), `"state":"in-flight"`) || !strings.Contains(string(b), `"lease":`) {
+		t.Fatalf("json: %s %v", b, err)
+	}
+	if s := text(rep); !strings.Contains(s, "in flight under lease") || rep.Verdict != "in scope; being fetched now" {
+		t.Fatalf("in-flight text (verdict %q):\n%s", rep.Verdict, s)
 	}
 }

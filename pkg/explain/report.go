@@ -28,6 +28,10 @@ type Report struct {
 	Recrawl    Recrawl     `json:"recrawl"`
 	Robots     Robots      `json:"robots"`
 	Frontier   HostState   `json:"frontier"`
+	// URI is where the URL itself is in the frontier: queued (host queue,
+	// level, place, due time), held for a paused target, in flight (lease,
+	// since when), finished, or none; nil when it could not be read.
+	URI *frontier.URIState `json:"uri,omitempty"`
 	// Recent is the recently-crawled DB's entry; nil when it has none.
 	Recent   *Recent   `json:"recently_crawled,omitempty"`
 	Captures []Capture `json:"captures"`
@@ -174,6 +178,14 @@ func verdict(r *Report) string {
 		return "in scope, but robots.txt disallows it"
 	case r.Frontier.QuotaReached != "":
 		return "in scope, but the host reached quota " + r.Frontier.QuotaReached
+	case r.URI != nil && r.URI.State == frontier.URIInFlight:
+		return "in scope; being fetched now"
+	case r.URI != nil && r.URI.State == frontier.URIHeld:
+		return "in scope; queued, held while its target is paused"
+	case r.URI != nil && r.URI.State == frontier.URIQueued && r.Frontier.Paused:
+		return "in scope; queued, but its host is paused"
+	case r.URI != nil && r.URI.State == frontier.URIQueued:
+		return "in scope; queued"
 	case r.Recrawl.HeldBack:
 		return "in scope; held back by the seen filter: " + r.Recrawl.Reason
 	case r.Frontier.Paused:
@@ -227,6 +239,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			p("\tnext fetch at %s\n", f.NextFetch.Format(time.RFC3339))
 		}
 	}
+	if r.URI != nil {
+		p("uri\t%s\n", describeURI(r.URI))
+	}
 	if c := r.recentCapture(); c != nil {
 		p("recent\tlast capture %s status %d %s %s\n", c.Time.Format(time.RFC3339), c.Status, c.Digest, c.Filename)
 	}
@@ -255,4 +270,54 @@ func label(i int, name string) string {
 		return name
 	}
 	return strings.Repeat(" ", len(name))
+}
+
+// describeURI says in one line where the URL is in the frontier.
+func describeURI(u *frontier.URIState) string {
+	var b strings.Builder
+	switch u.State {
+	case frontier.URIQueued, frontier.URIHeld:
+		fmt.Fprintf(&b, "%s in host queue %s, level %d", u.State, u.Host, u.Level)
+		if u.Position >= 0 {
+			fmt.Fprintf(&b, ", position %d", u.Position)
+			if u.State == frontier.URIQueued {
+				fmt.Fprintf(&b, " (%d ahead)", u.Ahead)
+			}
+		}
+		if u.Retries > 0 {
+			fmt.Fprintf(&b, ", %d retries", u.Retries)
+		}
+		if !u.Due.IsZero() {
+			fmt.Fprintf(&b, ", due %s", u.Due.UTC().Format(time.RFC3339))
+		}
+		if !u.BackOffUntil.IsZero() {
+			fmt.Fprintf(&b, " (host backing off until %s)", u.BackOffUntil.UTC().Format(time.RFC3339))
+		}
+		if u.State == frontier.URIHeld {
+			b.WriteString("; its target is paused")
+		}
+	case frontier.URIInFlight:
+		b.WriteString("in flight")
+		if u.Lease != "" {
+			fmt.Fprintf(&b, " under lease %q", u.Lease)
+		}
+		if !u.LeasedAt.IsZero() {
+			fmt.Fprintf(&b, " since %s", u.LeasedAt.UTC().Format(time.RFC3339))
+		}
+		if !u.LeaseExpires.IsZero() {
+			fmt.Fprintf(&b, ", lease expires %s", u.LeaseExpires.UTC().Format(time.RFC3339))
+		}
+		if u.Retries > 0 {
+			fmt.Fprintf(&b, ", %d retries", u.Retries)
+		}
+	case frontier.URIFinished:
+		b.WriteString("finished")
+		if !u.FinishedAt.IsZero() {
+			fmt.Fprintf(&b, " at %s", u.FinishedAt.UTC().Format(time.RFC3339))
+		}
+		b.WriteString("; neither queued nor in flight")
+	default:
+		b.WriteString("neither queued nor in flight")
+	}
+	return b.String()
 }

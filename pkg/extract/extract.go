@@ -152,6 +152,12 @@ func (c *collector) add(base, ref string, hop byte, context string) bool {
 	if len(abs) > c.o.MaxURLLength || !httpScheme(abs) {
 		return true
 	}
+	// A reference can resolve to text that no longer parses: net/url reads
+	// "//0.::" as host "0.::" but refuses "http://0.::" (port "::").
+	// Such a link would only fail later, in the frontier or the fetcher.
+	if _, err := url.Parse(abs); err != nil {
+		return true
+	}
 	k := linkKey{abs, hop}
 	if _, dup := c.seen[k]; dup {
 		return true

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 )
@@ -53,6 +54,10 @@ type Config struct {
 	SpoolDir string `yaml:"spoolDir"`
 	// AllowPrivate disables the address guard, for tests and the demo.
 	AllowPrivate bool `yaml:"allowPrivate"`
+	// AllowAddresses are ranges allowed although the guard would refuse
+	// them: one test site on loopback, while the rest of loopback, the
+	// private ranges and the metadata address stay refused.
+	AllowAddresses []netip.Prefix `yaml:"allowAddresses"`
 	// KeepAlive sends HTTP/1.1 requests and reuses connections per host.
 	// The default is HTTP/1.0 with "Connection: close", as Heritrix does.
 	KeepAlive bool `yaml:"keepAlive"`
@@ -238,7 +243,7 @@ func New(cfg Config, r Resolver) *Fetcher {
 	f := &Fetcher{
 		cfg:      cfg,
 		resolver: r,
-		guard:    newGuard(cfg.AllowPrivate),
+		guard:    newGuard(cfg.AllowPrivate, cfg.AllowAddresses),
 		pool:     newPool(cfg.MaxIdlePerHost, maxIdleTotal, cfg.IdleTimeout),
 		tls: &tls.Config{
 			// Archiving is not trusting: record whatever the site serves.

@@ -48,11 +48,12 @@ func refusedPrefixes() []refusedPrefix {
 // guard decides which addresses may be fetched.
 type guard struct {
 	allowPrivate bool
+	allowed      []netip.Prefix
 	refused      []refusedPrefix
 }
 
-func newGuard(allowPrivate bool) *guard {
-	return &guard{allowPrivate: allowPrivate, refused: refusedPrefixes()}
+func newGuard(allowPrivate bool, allowed []netip.Prefix) *guard {
+	return &guard{allowPrivate: allowPrivate, allowed: allowed, refused: refusedPrefixes()}
 }
 
 // check returns nil if a may be connected to, or an error wrapping
@@ -60,6 +61,11 @@ func newGuard(allowPrivate bool) *guard {
 func (g *guard) check(a netip.Addr) error {
 	if g.allowPrivate {
 		return nil
+	}
+	for _, p := range g.allowed {
+		if p.Contains(a.Unmap()) {
+			return nil
+		}
 	}
 	return checkAddr(g.refused, a)
 }

@@ -69,7 +69,7 @@ func TestCheckAddress(t *testing.T) {
 // what stops a rebinding resolver, because it sees the address the socket
 // actually connects to.
 func TestDialControlRefuses(t *testing.T) {
-	g := newGuard(false)
+	g := newGuard(false, nil)
 	for _, addr := range []string{"127.0.0.1:80", "[::ffff:127.0.0.1]:443", "[::1]:80", "10.0.0.1:8080", "169.254.169.254:80", "garbage"} {
 		if err := g.control("tcp", addr, nil); !errors.Is(err, ErrAddressRefused) {
 			t.Errorf("control(%s) = %v, want refusal", addr, err)
@@ -80,8 +80,17 @@ func TestDialControlRefuses(t *testing.T) {
 			t.Errorf("control(%s) = %v, want nil", addr, err)
 		}
 	}
-	if err := newGuard(true).control("tcp", "127.0.0.1:80", nil); err != nil {
+	if err := newGuard(true, nil).control("tcp", "127.0.0.1:80", nil); err != nil {
 		t.Errorf("AllowPrivate guard refused loopback: %v", err)
+	}
+	// An allowed range opens that range only: one test site on loopback,
+	// the rest of loopback and the metadata address still refused.
+	one := newGuard(false, []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")})
+	for addr, ok := range map[string]bool{"127.0.0.1:80": true, "[::ffff:127.0.0.1]:80": true, "127.0.0.2:80": false,
+		"169.254.169.254:80": false, "10.0.0.1:80": false, "8.8.8.8:53": true} {
+		if err := one.control("tcp", addr, nil); (err == nil) != ok {
+			t.Errorf("allow 127.0.0.1/32: control(%s) = %v", addr, err)
+		}
 	}
 }
 

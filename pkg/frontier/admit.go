@@ -82,6 +82,7 @@ func (r AdmitResult) New() bool { return r.Verdict == Admitted || r.Verdict == R
 // prepared is a candidate turned into script arguments.
 type prepared struct {
 	host, uk, payload, ctxID, blob string
+	source                         string // the target's tag, for status
 	level                          int
 	force, reset                   bool
 	last, interval, launch, journ  int64
@@ -117,7 +118,7 @@ func (f *Frontier) prepare(c Candidate, ctxs *ctxMemo) (prepared, error) {
 		interval = *l.RecrawlInterval
 	}
 	p := prepared{
-		host: host, uk: hashID(key), payload: payload, ctxID: id, blob: blob,
+		host: host, uk: hashID(key), payload: payload, ctxID: id, blob: blob, source: l.Source(),
 		level: Level(l, c.Policy.Frontier.PreferenceDepthHops), force: l.ForceFetch, reset: c.ResetQuotas,
 		interval: interval * 1000, launch: launchMillis(l), pq: max(1, c.Policy.Frontier.ParallelQueues),
 	}
@@ -185,7 +186,7 @@ func (f *Frontier) Admit(ctx context.Context, cs []Candidate) ([]AdmitResult, er
 		}
 		cx, ok := b.ctx[p.ctxID]
 		if !ok {
-			b.ctxs = append(b.ctxs, p.ctxID, p.blob)
+			b.ctxs = append(b.ctxs, p.ctxID, p.blob, p.source)
 			cx = len(b.ctx) + 1
 			b.ctx[p.ctxID] = cx
 		}

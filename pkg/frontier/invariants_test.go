@@ -25,7 +25,7 @@ func checkInvariants(t *testing.T, rdb *redis.Client, p string) {
 		return ks
 	}
 	atoi := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
-	var queued, inflight, hosts, busy, exhausted, paused int64
+	var queued, inflight, hosts, busy, exhausted, paused, held int64
 	ready := rdb.ZRangeWithScores(ctx, p+"ready", 0, -1).Val()
 	inReady := map[string]bool{}
 	for _, z := range ready {
@@ -49,18 +49,24 @@ func checkInvariants(t *testing.T, rdb *redis.Client, p string) {
 		if h["p"] == "1" {
 			paused++
 		}
-		var live, leased int64
+		var live, leased, hp int64
 		for _, v := range rdb.HGetAll(ctx, p+"u:"+host).Val() {
 			switch v[0] {
 			case 'q':
 				live++
 			case 'l':
 				leased++
+			case 'h':
+				hp++
 			}
 		}
-		if live != n || leased != a {
-			t.Errorf("host %s: n=%d a=%d, index has %d queued and %d leased", host, n, a, live, leased)
+		if live != n || leased != a || hp != atoi(h["hp"]) {
+			t.Errorf("host %s: n=%d a=%d hp=%s, index has %d queued, %d leased, %d held", host, n, a, h["hp"], live, leased, hp)
 		}
+		if l := rdb.LLen(ctx, p+"qh:"+host).Val(); l != hp {
+			t.Errorf("host %s: %d held in the index, %d in its held list", host, hp, l)
+		}
+		held += hp
 		pq := atoi(h["pq"])
 		if pq == 0 {
 			pq = 1
@@ -73,7 +79,7 @@ func checkInvariants(t *testing.T, rdb *redis.Client, p string) {
 	for _, c := range []struct {
 		field string
 		want  int64
-	}{{"queued", queued}, {"inflight", inflight}, {"hosts", hosts}, {"busy", busy}, {"exhausted", exhausted}, {"paused", paused}} {
+	}{{"queued", queued}, {"inflight", inflight}, {"hosts", hosts}, {"busy", busy}, {"exhausted", exhausted}, {"paused", paused}, {"held", held}} {
 		if got := atoi(meta[c.field]); got != c.want {
 			t.Errorf("meta %s = %d, want %d", c.field, got, c.want)
 		}
@@ -83,22 +89,38 @@ func checkInvariants(t *testing.T, rdb *redis.Client, p string) {
 	if n := rdb.ZCard(ctx, p+"leases").Val(); n != int64(len(leased)) || int64(len(leased)) != inflight {
 		t.Errorf("%d leases, %d leased items, %d in flight", n, len(leased), inflight)
 	}
-	// Every item holds a reference to its context, stale ones included.
+	// Every item holds a reference to its context, stale ones included,
+	// and counts for its target: queued in a list, or in flight.
 	refs := map[string]int64{}
-	count := func(item string) {
+	blobs := rdb.HGetAll(ctx, p+"ctx").Val()
+	targets := map[string]int64{}
+	count := func(item, kind string) {
 		if f := strings.SplitN(item, " ", 6); len(f) == 6 {
 			refs[f[4]]++
+			src, _, _ := strings.Cut(blobs[f[4]], "\n")
+			targets[kind+":"+src]++
 		}
 	}
 	for _, item := range leased {
-		count(item)
+		count(item, "a")
 	}
-	for _, qk := range keys("q:*") {
+	for _, qk := range append(keys("q:*"), keys("qh:*")...) {
 		for _, item := range rdb.LRange(ctx, qk, 0, -1).Val() {
-			count(item)
+			count(item, "q")
 		}
 	}
-	ctxn, blobs := rdb.HGetAll(ctx, p+"ctxn").Val(), rdb.HGetAll(ctx, p+"ctx").Val()
+	tq := rdb.HGetAll(ctx, p+"tq").Val()
+	for field, n := range targets {
+		if atoi(tq[field]) != n {
+			t.Errorf("target count %s = %q, want %d", field, tq[field], n)
+		}
+	}
+	for field, v := range tq {
+		if targets[field] == 0 {
+			t.Errorf("target count %s = %s, want none", field, v)
+		}
+	}
+	ctxn := rdb.HGetAll(ctx, p+"ctxn").Val()
 	for id, n := range refs {
 		if atoi(ctxn[id]) != n || blobs[id] == "" {
 			t.Errorf("context %s: %d items, count %q, blob %v", id, n, ctxn[id], blobs[id] != "")

@@ -84,6 +84,12 @@ func testRebuild(t *testing.T, rdb *redis.Client, seen string) {
 	}
 	want := RebuildReport{Finished: 2, Admitted: 6, Queued: 2, Skipped: 3, Malformed: 2}
 	mustEqual(t, "report", rep, want)
+	// The per-target counts are rebuilt with the queues.
+	tc, err := f.TargetCounts(ctx)
+	if err != nil || len(tc) != 1 || tc[0] != (TargetCount{Source: "tid:1:http://a/", Queued: 2}) {
+		t.Fatalf("target counts after rebuild: %+v, %v", tc, err)
+	}
+	checkInvariants(t, rdb, f.Prefix())
 	var got []string
 	for {
 		cs := claim(t, f, 10)

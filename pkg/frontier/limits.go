@@ -124,9 +124,9 @@ func (f *Frontier) QueuedByHostName(ctx context.Context) (map[string]int64, erro
 			return nil, fmt.Errorf("frontier %s queued by host: %w", f.name, err)
 		}
 		pipe := f.rdb.Pipeline()
-		cmds := make([]*redis.StringCmd, len(hosts))
+		cmds := make([]*redis.SliceCmd, len(hosts))
 		for i, h := range hosts {
-			cmds[i] = pipe.HGet(ctx, p+"h:"+h, "n")
+			cmds[i] = pipe.HMGet(ctx, p+"h:"+h, "n", "hp") // queued, held ones too
 		}
 		if len(hosts) > 0 {
 			if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
@@ -134,7 +134,8 @@ func (f *Frontier) QueuedByHostName(ctx context.Context) (map[string]int64, erro
 			}
 		}
 		for i, h := range hosts {
-			if n, _ := cmds[i].Int64(); n > 0 {
+			v := cmds[i].Val()
+			if n := toInt(v[0]) + toInt(v[1]); n > 0 {
 				out[hostnameOf(h)] += n
 			}
 		}

@@ -13,14 +13,18 @@ type collector struct {
 	queued, inflight     *prometheus.Desc
 	hosts, paused, error *prometheus.Desc
 	backingOff, backOffs *prometheus.Desc
+	topHost              *prometheus.Desc
+	top                  topHostsCache
 }
 
 // NewCollector returns a Prometheus collector of the frontier's Stats:
 // trawler_frontier_queued_uris, trawler_frontier_in_flight_uris,
 // trawler_frontier_hosts{state=ready|snoozed|busy|exhausted|paused|known},
-// trawler_frontier_paused, trawler_frontier_backing_off_hosts and
-// trawler_frontier_backoffs_total{status}. Register it with the role's
-// Registerer.
+// trawler_frontier_paused, trawler_frontier_backing_off_hosts,
+// trawler_frontier_backoffs_total{status} and
+// trawler_frontier_top_host_queued_uris{host} (the topHosts hosts with the
+// most URIs queued, from a scan spaced by its cost: see topHostsCache).
+// Register it with the role's Registerer.
 func NewCollector(f *Frontier) prometheus.Collector {
 	l := prometheus.Labels{"frontier": f.name}
 	return &collector{
@@ -34,11 +38,13 @@ func NewCollector(f *Frontier) prometheus.Collector {
 			"Hosts waiting out a back-off that a 429 or 503 response asked for.", nil, l),
 		backOffs: prometheus.NewDesc("trawler_frontier_backoffs_total",
 			"Host back-offs of the crawl (all workers, all runs) by the HTTP status that asked for them.", []string{"status"}, l),
+		topHost: prometheus.NewDesc("trawler_frontier_top_host_queued_uris",
+			"URIs queued at each of the 10 hosts with the most queued (held included); other hosts have no series.", []string{"host"}, l),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.queued, c.inflight, c.hosts, c.paused, c.error, c.backingOff, c.backOffs} {
+	for _, d := range []*prometheus.Desc{c.queued, c.inflight, c.hosts, c.paused, c.error, c.backingOff, c.backOffs, c.topHost} {
 		ch <- d
 	}
 }
@@ -68,4 +74,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.backingOff, prometheus.GaugeValue, float64(st.BackingOffHosts))
 	ch <- prometheus.MustNewConstMetric(c.backOffs, prometheus.CounterValue, float64(st.BackOffs429), "429")
 	ch <- prometheus.MustNewConstMetric(c.backOffs, prometheus.CounterValue, float64(st.BackOffs503), "503")
+	// Built afresh from the last scan, so hosts that left the top have no
+	// series any more.
+	for _, h := range c.top.get(ctx, c.f, st.Queued > 0) {
+		ch <- prometheus.MustNewConstMetric(c.topHost, prometheus.GaugeValue, float64(h.Queued), h.Host)
+	}
 }

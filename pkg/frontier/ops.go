@@ -13,8 +13,13 @@ import (
 
 // Stats describes the frontier's contents in Heritrix's queue terms.
 type Stats struct {
-	Queued   int64 // URIs waiting in host queues
+	Queued   int64 // URIs waiting in host queues, Held included
 	InFlight int64 // URIs leased to workers
+	// Held counts the queued URIs set aside while their target is paused:
+	// no claim takes them until the target resumes. They count in Queued,
+	// as URIs of a paused host do, so a crawl with only those left is not
+	// idle.
+	Held int64
 	// Hosts counts every host the frontier knows. Of those with URIs
 	// queued and a free slot, ReadyHosts may be fetched now and
 	// SnoozedHosts wait for their politeness or retry delay. BusyHosts
@@ -68,8 +73,9 @@ func (f *Frontier) Stats(ctx context.Context) (Stats, error) {
 	for _, c := range cmds {
 		m := c.meta.Val()
 		get := func(k string) int64 { n, _ := strconv.ParseInt(m[k], 10, 64); return n }
-		st.Queued += get("queued")
+		st.Queued += get("queued") + get("held")
 		st.InFlight += get("inflight")
+		st.Held += get("held")
 		st.Hosts += get("hosts")
 		st.BusyHosts += get("busy")
 		st.ExhaustedHosts += get("exhausted")
@@ -93,9 +99,12 @@ func (f *Frontier) Stats(ctx context.Context) (Stats, error) {
 
 // HostInfo is the frontier's view of one host (queue).
 type HostInfo struct {
-	Host           string
-	Queued         int64
-	InFlight       int64
+	Host     string
+	Queued   int64
+	InFlight int64
+	// Held counts its queued URIs set aside while their target is paused
+	// (in Queued too).
+	Held           int64
 	ParallelQueues int
 	Paused         bool
 	// NextFetch is when the host may be fetched again (zero: at once).
@@ -130,7 +139,7 @@ func (f *Frontier) Host(ctx context.Context, host string) (HostInfo, error) {
 	}
 	get := func(m map[string]string, k string) int64 { n, _ := strconv.ParseInt(m[k], 10, 64); return n }
 	info := HostInfo{
-		Host: host, Queued: get(m, "n"), InFlight: get(m, "a"), ParallelQueues: int(get(m, "pq")),
+		Host: host, Queued: get(m, "n") + get(m, "hp"), InFlight: get(m, "a"), Held: get(m, "hp"), ParallelQueues: int(get(m, "pq")),
 		Paused: m["p"] == "1", Ready: rd.Err() == nil, CrawlDelay: time.Duration(get(m, "cd")) * time.Millisecond,
 		Server:   Usage{get(m, "fs"), get(m, "sb"), get(m, "fr"), get(m, "ab")},
 		HostName: Usage{get(hn.Val(), "fs"), get(hn.Val(), "sb"), get(hn.Val(), "fr"), get(hn.Val(), "ab")},

@@ -34,12 +34,14 @@ var (
 	luaJournal string
 	//go:embed lua/purge.lua
 	luaPurge string
+	//go:embed lua/unhold.lua
+	luaUnhold string
 )
 
 // scripts are the frontier's Lua scripts. A redis.Script holds only its
 // source and SHA, so sharing one set is safe.
 type scripts struct {
-	admit, claim, complete, reap, renew, pauseHost, journal, purge *redis.Script
+	admit, claim, complete, reap, renew, pauseHost, journal, purge, unhold *redis.Script
 }
 
 // newScripts runs each script body as a function and then flush
@@ -53,5 +55,6 @@ func newScripts() scripts {
 	return scripts{
 		admit: s(luaAdmit), claim: s(luaClaim), complete: s(luaComplete, luaBackoff, luaSettle), reap: s(luaReap, luaBackoff, luaSettle),
 		renew: s(luaRenew), pauseHost: s(luaPauseHost), journal: s(luaJournal, luaBackoff, luaSettle), purge: s(luaPurge),
+		unhold: s(luaUnhold),
 	}
 }

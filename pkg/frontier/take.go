@@ -29,6 +29,9 @@ const takeBatch = 500
 type Selector struct {
 	Host func(host string) bool
 	URL  func(url string) bool
+	// Source, when set, takes only the URIs of the target with this
+	// source tag (exactly), e.g. for a terminate of a target.
+	Source string
 }
 
 // TakeQueued leases the queued URIs (not those in flight) that sel
@@ -80,14 +83,17 @@ func (f *Frontier) TakeQueued(ctx context.Context, sel Selector, lease time.Dura
 // selectQueued reads a host's queues and returns the items sel selects.
 func (f *Frontier) selectQueued(ctx context.Context, p, host string, sel Selector) ([]any, error) {
 	pipe := f.rdb.Pipeline()
-	var cmds [3]*redis.StringSliceCmd
-	for lvl := range cmds {
+	var cmds [4]*redis.StringSliceCmd
+	for lvl := range 3 {
 		cmds[lvl] = pipe.LRange(ctx, fmt.Sprintf("%sq:%s:%d", p, host, lvl), 0, -1)
 	}
+	// URIs held while their target is paused are queued too.
+	cmds[3] = pipe.LRange(ctx, p+"qh:"+host, 0, -1)
 	if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
 		return nil, fmt.Errorf("frontier %s read queue of %s: %w", f.name, host, err)
 	}
 	var items []any
+	var ctxIDs []string
 	for _, c := range cmds {
 		for _, raw := range c.Val() {
 			it, err := parseItem(raw)
@@ -100,8 +106,37 @@ func (f *Frontier) selectQueued(ctx context.Context, p, host string, sel Selecto
 			}
 			if sel.URL == nil || sel.URL(l.URL) {
 				items = append(items, raw)
+				ctxIDs = append(ctxIDs, it.ctx)
 			}
 		}
 	}
-	return items, nil
+	if sel.Source == "" || len(items) == 0 {
+		return items, nil
+	}
+	return f.ofSource(ctx, p, sel.Source, items, ctxIDs)
+}
+
+// ofSource keeps the items whose context names source: the blob's first
+// line is the source id.
+func (f *Frontier) ofSource(ctx context.Context, p, source string, items []any, ctxIDs []string) ([]any, error) {
+	want := sourceID(source)
+	match := map[string]bool{}
+	for _, id := range ctxIDs {
+		if _, ok := match[id]; ok {
+			continue
+		}
+		blob, err := f.rdb.HGet(ctx, p+"ctx", id).Result()
+		if err != nil && err != redis.Nil {
+			return nil, fmt.Errorf("frontier %s launch context %s: %w", f.name, id, err)
+		}
+		first, _, _ := strings.Cut(blob, "\n")
+		match[id] = err == nil && first == want
+	}
+	out := items[:0]
+	for i, it := range items {
+		if match[ctxIDs[i]] {
+			out = append(out, it)
+		}
+	}
+	return out, nil
 }

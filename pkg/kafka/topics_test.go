@@ -26,6 +26,8 @@ func TestParseDefaultTopics(t *testing.T) {
 		"fc.inscope.npld", "fc.inscope.bypm", "dc.inscope",
 		"fc.crawled", "dc.crawled", "fc.warcs", "dc.warcs",
 		"fc.control", "dc.control", "fc.dlq", "dc.dlq",
+		"fc.torender.npld", "fc.torender.bypm", "dc.torender",
+		"fc.harveststats", "dc.harveststats", "fc.documents",
 	}
 	var names []string
 	for _, s := range specs {

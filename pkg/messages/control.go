@@ -212,17 +212,11 @@ func (c Control) validateScoped() error {
 		}
 		return c.refuse("host", "source")
 	case ScopeHost:
-		if c.Command == CommandTerminate {
-			return errors.New(`terminate applies to the crawl or a stream; delete a host's URIs with command "delete"`)
-		}
 		if strings.TrimSpace(c.Host) == "" || strings.ContainsAny(c.Host, "/ \t") {
 			return fmt.Errorf(`scope "host" needs "host" as host[:port], got %q`, c.Host)
 		}
 		return c.refuse("source")
 	case ScopeTarget:
-		if c.Command == CommandTerminate {
-			return errors.New(`terminate applies to the crawl or a stream; pause the target instead`)
-		}
 		if strings.TrimSpace(c.Source) == "" {
 			return errors.New(`scope "target" needs "source" (the target's source tag)`)
 		}
@@ -284,6 +278,10 @@ func (n WarcNotice) Validate() error {
 		return fmt.Errorf("size %d is negative", n.Size)
 	case n.Records < 0:
 		return fmt.Errorf("records %d is negative", n.Records)
+	case n.Kind != "" && n.Kind != NoticeKindCrawlLog:
+		// A mover must know what it ships; a kind it has never heard of
+		// is refused rather than taken for a WARC.
+		return fmt.Errorf("kind %q is not %q or empty", n.Kind, NoticeKindCrawlLog)
 	}
 	for _, f := range [...]struct{ name, v string }{{"opened", n.Opened}, {"closed", n.Closed}} {
 		if f.v == "" {

@@ -45,7 +45,7 @@ func TestDecodeControl(t *testing.T) {
 		{`{"command":"pause","scope":"host","host":"a b"}`, `"host"`},
 		{`{"command":"resume","scope":"target"}`, `"source"`},
 		{`{"command":"pause","scope":"stream"}`, `"stream"`},
-		{`{"command":"terminate","scope":"host","host":"x"}`, "terminate applies"},
+		{`{"command":"terminate","scope":"host"}`, `needs "host"`},
 		{`{"command":"pause","host":"x"}`, `field "host"`},
 		{`{"command":"pause","urls":["http://x/"]}`, `"urls"`},
 		{`{"command":"exclusions","surts":["(com,"],"action":"drop"}`, "action"},

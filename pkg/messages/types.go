@@ -82,7 +82,11 @@ type Crawled struct {
 	WarcID          string `json:"warc_id,omitempty"`
 }
 
-// WarcNotice announces a closed WARC file on the <crawl>.warcs topic.
+// WarcNotice announces a closed WARC file on the <crawl>.warcs topic, or,
+// with Kind set to NoticeKindCrawlLog, a rotated crawl.log: archives keep
+// crawl logs with the WARCs as provenance, so movers that ship what
+// <crawl>.warcs announces ship the logs too, and those that only want
+// WARCs skip notices whose Kind is not empty.
 type WarcNotice struct {
 	Filename  string `json:"filename"`
 	Path      string `json:"path"`
@@ -94,7 +98,14 @@ type WarcNotice struct {
 	Host      string `json:"host"`
 	Opened    string `json:"opened"`
 	Closed    string `json:"closed"`
+	// Kind says what the file is: empty for a WARC (so notices from
+	// writers that predate the field read as WARCs), NoticeKindCrawlLog
+	// for a crawl log, whose Records counts its lines.
+	Kind string `json:"kind,omitempty"`
 }
+
+// NoticeKindCrawlLog is the WarcNotice.Kind of a rotated crawl.log.
+const NoticeKindCrawlLog = "crawl_log"
 
 // Hop letters (ARCHITECTURE.md 4.3).
 const (

@@ -3,6 +3,7 @@ package profile
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 )
 
 // Robots policies (Heritrix robotsPolicyName values).
@@ -65,7 +66,58 @@ type Extract struct {
 
 // Render settings: hand-off of pages to the browser renderer.
 type Render struct {
-	// HandOff sends matching pages to the renderer (-5002) instead of
-	// fetching them in the worker.
+	// HandOff sends seeds and URIs annotated WebRenderThis to the renderer
+	// (-5002) instead of fetching them in the worker, as UKWA does.
 	HandOff bool `yaml:"handOff"`
+	// ScrollSteps scrolls a rendered page down this many viewport heights
+	// (stopping at its end) to trigger lazy loading; 0 does not scroll.
+	ScrollSteps int `yaml:"scrollSteps"`
+	// MaxResources caps the requests one page may make through the
+	// recording proxy; later ones are refused.
+	MaxResources int `yaml:"maxResources"`
+}
+
+// Bounds of the render settings: a sheet cannot make one page scroll or
+// load without end.
+const (
+	MaxScrollSteps  = 50
+	MaxRenderLoads  = 5000
+	defaultMaxLoads = 500
+)
+
+func (r Render) validate() error {
+	if r.ScrollSteps < 0 || r.ScrollSteps > MaxScrollSteps {
+		return fmt.Errorf("render.scrollSteps: %d not in 0..%d", r.ScrollSteps, MaxScrollSteps)
+	}
+	if r.MaxResources < 0 || r.MaxResources > MaxRenderLoads {
+		return fmt.Errorf("render.maxResources: %d not in 0..%d (0: %d)", r.MaxResources, MaxRenderLoads, defaultMaxLoads)
+	}
+	return nil
+}
+
+// Resources is MaxResources, or its default when unset.
+func (r Render) Resources() int {
+	if r.MaxResources == 0 {
+		return defaultMaxLoads
+	}
+	return r.MaxResources
+}
+
+// validateAllowAddresses checks fetch.allowAddresses are CIDR ranges.
+func validateAllowAddresses(cidrs []string) error {
+	_, err := AllowedPrefixes(cidrs)
+	return err
+}
+
+// AllowedPrefixes parses fetch.allowAddresses.
+func AllowedPrefixes(cidrs []string) ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, 0, len(cidrs))
+	for i, c := range cidrs {
+		p, err := netip.ParsePrefix(c)
+		if err != nil {
+			return nil, fmt.Errorf("fetch.allowAddresses[%d]: %w", i, err)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }

@@ -77,6 +77,9 @@ type Fetch struct {
 	// AllowPrivateAddresses lets workers fetch loopback, private and
 	// link-local addresses. Only tests and the demo should set it.
 	AllowPrivateAddresses bool `yaml:"allowPrivateAddresses"`
+	// AllowAddresses are CIDR ranges fetched although they are loopback,
+	// private or link-local (one test site), the rest staying refused.
+	AllowAddresses []string `yaml:"allowAddresses"`
 	// SpoolThresholdBytes is how much of a response is kept in memory
 	// before it is spooled to disk.
 	SpoolThresholdBytes int64 `yaml:"spoolThresholdBytes"`
@@ -193,7 +196,8 @@ func (p Profile) Validate() error {
 	}
 	errs = append(errs, p.Frontier.validate(), p.Quotas.validate(), p.Limits.validate(),
 		p.Robots.validate(), p.DNS.validate(), p.Scope.validate(), p.Sheets.validate(),
-		p.ClamAV.validate(), p.Credentials.validate(), validateProxy(p.Fetch.Proxy), p.WARC.validateVersion())
+		p.ClamAV.validate(), p.Credentials.validate(), validateProxy(p.Fetch.Proxy), p.WARC.validateVersion(),
+		p.Render.validate(), validateAllowAddresses(p.Fetch.AllowAddresses))
 	if p.WARC.Prefix == "" || strings.ContainsAny(p.WARC.Prefix, "/ ") {
 		errs = append(errs, fmt.Errorf("warc.prefix: %q must be non-empty without spaces or slashes", p.WARC.Prefix))
 	}

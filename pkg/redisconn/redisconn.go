@@ -1,6 +1,8 @@
 // Package redisconn holds the Redis connection settings every role shares
 // and opens a go-redis client that is known to answer before the role
-// starts. The password never reaches a log: Config redacts it when printed.
+// starts: a plain client (Open), or a cluster client for a Redis Cluster
+// (OpenUniversal). The password never reaches a log: Config redacts it
+// when printed.
 package redisconn
 
 import (
@@ -29,42 +31,80 @@ const redacted = "[REDACTED]"
 
 // Config is the Redis connection.
 type Config struct {
-	// Addr is host:port.
+	// Addr is host:port, or for Redis Cluster a comma-separated list of
+	// some of its nodes' host:port (the client learns the others).
 	Addr string `yaml:"addr"`
+	// Cluster connects to a Redis Cluster even when Addr names one node.
+	// Several addresses in Addr mean a cluster too.
+	Cluster bool `yaml:"cluster"`
 	// Password is sent with AUTH; empty means none.
 	Password string `yaml:"password"`
 	// DB is the database number. Redis Cluster only has 0.
 	DB int `yaml:"db"`
 }
 
-// RegisterFlags sets the defaults and registers -redis, -redis-password and
-// -redis-db on fs.
+// RegisterFlags sets the defaults and registers -redis, -redis-cluster,
+// -redis-password and -redis-db on fs.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.Addr, "redis", DefaultAddr, "Redis address (host:port)")
+	fs.StringVar(&c.Addr, "redis", DefaultAddr, "Redis address (host:port), or comma-separated addresses of Redis Cluster nodes")
+	fs.BoolVar(&c.Cluster, "redis-cluster", false, "Redis is a Redis Cluster (implied by several -redis addresses)")
 	fs.StringVar(&c.Password, "redis-password", "", "Redis password (never logged; note that flags are visible in ps)")
 	fs.IntVar(&c.DB, "redis-db", 0, "Redis database number")
 }
 
-// Validate checks the address and database number.
+// Addrs are the addresses of Addr.
+func (c Config) Addrs() []string {
+	var out []string
+	for a := range strings.SplitSeq(c.Addr, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// IsCluster says whether c names a Redis Cluster.
+func (c Config) IsCluster() bool { return c.Cluster || len(c.Addrs()) > 1 }
+
+// Validate checks the addresses and database number.
 func (c Config) Validate() error {
-	host, port, err := net.SplitHostPort(c.Addr)
-	if err != nil {
-		return fmt.Errorf("redis: address %q: want host:port: %w", c.Addr, err)
+	addrs := c.Addrs()
+	if len(addrs) == 0 {
+		addrs = []string{c.Addr} // reported below as not host:port
 	}
-	if host == "" {
-		return fmt.Errorf("redis: address %q: empty host", c.Addr)
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return fmt.Errorf("redis: address %q: port %q is not a number from 1 to 65535", c.Addr, port)
+	for _, a := range addrs {
+		if err := validateAddr(a); err != nil {
+			return err
+		}
 	}
 	if c.DB < 0 {
 		return fmt.Errorf("redis: database %d is negative", c.DB)
+	}
+	if c.IsCluster() && c.DB != 0 {
+		return fmt.Errorf("redis: database %d: Redis Cluster only has database 0", c.DB)
+	}
+	return nil
+}
+
+func validateAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("redis: address %q: want host:port: %w", addr, err)
+	}
+	if host == "" {
+		return fmt.Errorf("redis: address %q: empty host", addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("redis: address %q: port %q is not a number from 1 to 65535", addr, port)
 	}
 	return nil
 }
 
 // String prints the config with the password redacted.
 func (c Config) String() string {
+	if c.IsCluster() {
+		return fmt.Sprintf("redis{cluster=%s password=%s}", c.Addr, c.redactedPassword())
+	}
 	return fmt.Sprintf("redis{addr=%s password=%s db=%d}", c.Addr, c.redactedPassword(), c.DB)
 }
 
@@ -77,6 +117,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("addr", c.Addr),
 		slog.String("password", c.redactedPassword()),
 		slog.Int("db", c.DB),
+		slog.Bool("cluster", c.IsCluster()),
 	)
 }
 
@@ -96,13 +137,16 @@ func Open(ctx context.Context, cfg Config) (*redis.Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.IsCluster() {
+		return nil, fmt.Errorf("redis %s: a cluster needs OpenUniversal", cfg.Addr)
+	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultOpenTimeout)
 		defer cancel()
 	}
 	opts := &redis.Options{Addr: cfg.Addr, Password: cfg.Password, DB: cfg.DB}
-	if err := waitReady(ctx, *opts); err != nil {
+	if err := waitReady(ctx, *opts, nil); err != nil {
 		return nil, fmt.Errorf("redis %s: %w", cfg.Addr, err)
 	}
 	c := redis.NewClient(opts)
@@ -114,11 +158,12 @@ func Open(ctx context.Context, cfg Config) (*redis.Client, error) {
 }
 
 // waitReady retries probe with a doubling backoff (capped at one second)
-// until it succeeds, fails permanently or ctx ends.
-func waitReady(ctx context.Context, opts redis.Options) error {
+// until it succeeds, fails permanently or ctx ends. check, when not nil,
+// is a further test of the answering server.
+func waitReady(ctx context.Context, opts redis.Options, check func(context.Context, *redis.Client) error) error {
 	delay := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		err := probe(ctx, opts)
+		err := probe(ctx, opts, check)
 		if err == nil {
 			return nil
 		}
@@ -142,7 +187,7 @@ func waitReady(ctx context.Context, opts redis.Options) error {
 // retries off sends one PING (after AUTH and SELECT), so its error says
 // what went wrong. The client is not reused: after a failed dial a go-redis
 // pool starts a background redialer that outlives Close by up to a second.
-func probe(ctx context.Context, opts redis.Options) error {
+func probe(ctx context.Context, opts redis.Options, check func(context.Context, *redis.Client) error) error {
 	d := net.Dialer{Timeout: time.Second}
 	conn, err := d.DialContext(ctx, "tcp", opts.Addr)
 	if err != nil {
@@ -155,7 +200,10 @@ func probe(ctx context.Context, opts redis.Options) error {
 	opts.DialTimeout = time.Second
 	c := redis.NewClient(&opts)
 	defer func() { _ = c.Close() }()
-	return c.Ping(ctx).Err()
+	if err := c.Ping(ctx).Err(); err != nil || check == nil {
+		return err
+	}
+	return check(ctx, c)
 }
 
 // permanent reports server replies that retrying cannot change: wrong

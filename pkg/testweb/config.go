@@ -42,6 +42,12 @@ type Config struct {
 	// LargeFileBytes is the size of each host's /files/large.bin (default
 	// 3 MiB). The bytes are generated while they are sent, never held.
 	LargeFileBytes int64
+	// Scripted adds pages under /scripted/ to every site host for the
+	// browser renderer (scripted.go): links only script makes, data
+	// loaded by fetch(), an image loaded lazily on scroll, requests to
+	// forbidden addresses, and pages with 20 subresources. They are linked
+	// from nowhere: a test hands them to the renderer directly.
+	Scripted bool
 	// PageBytes, when non-zero, pads every HTML document with more
 	// paragraphs of text until it is at least this long (benchmarks use
 	// 10 KB pages); zero leaves documents as they are.

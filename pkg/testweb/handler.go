@@ -34,6 +34,10 @@ func (srv *Server) siteHandler(h int) http.HandlerFunc {
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
+		if srv.site.cfg.Scripted && strings.HasPrefix(r.URL.Path, ScriptedPrefix) {
+			srv.serveScripted(w, r)
+			return
+		}
 		srv.serveResource(w, r, srv.site.route(h, r.URL.Path))
 	}
 }

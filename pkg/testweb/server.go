@@ -37,6 +37,11 @@ type Server struct {
 	handlers sync.WaitGroup // running handlers
 	serving  sync.WaitGroup // Serve loops
 
+	// trap counts connections to a loopback address next to the site's
+	// (Config.Scripted): pages ask for it, and a crawler must never
+	// connect.
+	trap *trap
+
 	stopAfter func() bool // unregisters the ctx.Done hook
 	closeOnce sync.Once
 	closeErr  error
@@ -100,6 +105,14 @@ func (s *Site) startWith(ctx context.Context, attempts int) (*Server, error) {
 		addrs[vh.name] = vh.addr.Addr()
 	}
 	srv.resolver = &Resolver{addrs: addrs}
+	if s.cfg.Scripted {
+		if srv.trap, err = startTrap(ctx, s.cfg.IPBase.Prev()); err != nil {
+			for _, ln := range lns {
+				_ = ln.Close()
+			}
+			return nil, fmt.Errorf("testweb start: %w", err)
+		}
+	}
 	// Serve only once every vhost exists: handlers read all of them.
 	for i, ln := range lns {
 		vh := srv.vhosts[i]
@@ -226,6 +239,9 @@ func (srv *Server) Close() error {
 			srv.stopAfter() // never blocks: it only unregisters the hook
 		}
 		srv.closed = true
+		if srv.trap != nil {
+			srv.trap.close()
+		}
 		conns := make([]net.Conn, 0, len(srv.hijacked))
 		for c := range srv.hijacked {
 			conns = append(conns, c)

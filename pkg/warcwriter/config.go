@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -38,6 +39,11 @@ type Config struct {
 	Dir string
 	// Prefix starts every file name, e.g. "BL-NPLD" or "BL-NPLD-VIRAL".
 	Prefix string
+	// Name, when set, is the name of the one file the writer makes (its
+	// warcinfo says so): a file whose name is fixed in advance, such as a
+	// launch's metadata WARC that a retry must find again. Such a writer
+	// never rotates and writes with Parallel 1.
+	Name string
 	// MaxFileSize closes a file once its size reaches this many bytes, at a
 	// capture boundary. Default DefaultMaxFileSize (1 GiB).
 	MaxFileSize int64
@@ -89,6 +95,14 @@ func (c Config) Validate() error {
 	if err := checkNamePart("Hostname", c.Hostname); err != nil {
 		return err
 	}
+	if c.Name != "" {
+		if err := checkNamePart("Name", c.Name); err != nil {
+			return err
+		}
+		if !strings.HasSuffix(c.Name, warcSuffix) || c.Parallel > 1 {
+			return fmt.Errorf("warcwriter config: Name %q must end %s, with Parallel 1", c.Name, warcSuffix)
+		}
+	}
 	fields := [][2]string{{"CrawlName", c.CrawlName}, {"Operator", c.Operator},
 		{"RobotsPolicy", c.RobotsPolicy}, {"UserAgent", c.UserAgent}, {"Software", c.Software}}
 	for _, f := range fields {
@@ -112,6 +126,9 @@ func checkNamePart(field, v string) error {
 func (c Config) withDefaults() (Config, error) {
 	if c.MaxFileSize == 0 {
 		c.MaxFileSize = DefaultMaxFileSize
+	}
+	if c.Name != "" {
+		c.MaxFileSize = math.MaxInt64 // one file: it never rotates
 	}
 	if c.CompressionLevel == 0 {
 		c.CompressionLevel = gzip.DefaultCompression

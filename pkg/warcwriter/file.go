@@ -103,6 +103,9 @@ func (s *slot) open() error {
 	cfg := &s.w.cfg
 	now := s.w.now()
 	name := fileName(cfg.Prefix, now, s.w.serial.Next(), cfg.Hostname)
+	if cfg.Name != "" {
+		name = cfg.Name
+	}
 	path := filepath.Join(cfg.Dir, name)
 	info, err := s.w.build.warcinfo(cfg, name, now)
 	if err != nil {

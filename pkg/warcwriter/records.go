@@ -342,10 +342,14 @@ func (b builder) revisit(c *Capture) (gowarc.WarcRecord, error) {
 
 // metadata builds the metadata record of c.
 func (b builder) metadata(c *Capture) (gowarc.WarcRecord, error) {
-	// The block is ours and digested here: gowarc need not parse it back.
-	block := metadataBlock(c.Metadata)
+	return b.warcFields(c.URL, c.Date, metadataBlock(c.Metadata))
+}
+
+// warcFields builds a metadata record whose block is the warc-fields text
+// block. The block is ours and digested here: gowarc need not parse it back.
+func (b builder) warcFields(target string, date time.Time, block string) (gowarc.WarcRecord, error) {
 	opts := sized(append(owned(b.fieldsOptions()), gowarc.WithSkipParseBlock()), int64(len(block)))
-	rb, err := b.newRecord(gowarc.Metadata, opts, c.URL, c.Date, gowarc.ApplicationWarcFields)
+	rb, err := b.newRecord(gowarc.Metadata, opts, target, date, gowarc.ApplicationWarcFields)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ const (
 // Names used in launch messages.
 const (
 	AnnotationResetQuotas   = "resetQuotas"
-	AnnotationWebRenderThis = "WebRenderThis"
+	AnnotationWebRenderThis = messages.AnnotationWebRenderThis
 	// launchTSKey is the UK Web Archive launcher's name for the launch
 	// timestamp in heritableData, kept for consumers that still read it.
 	launchTSKey = "launch_ts"

@@ -48,6 +48,15 @@ type Config struct {
 	// Partitions for topics created by the standalone run (0 = as declared
 	// in kafka-topics/). One process gains nothing from 16.
 	Partitions int
+	// Render is auto (also ""), on or off: whether a renderer runs in
+	// process for pages the profile hands off (render.go).
+	Render string
+	// RenderTabs is how many pages render at once; 0 means 2.
+	RenderTabs int
+	// MinFreeDiskBytes stops claiming while the data directory's
+	// filesystem has less free space (the worker's disk guard); 0: never.
+	MinFreeDiskBytes int64
+	Chromium         string
 }
 
 // stringList is a repeatable flag.
@@ -84,6 +93,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.ClamdAddr, "clamd-addr", "", "clamd address (tcp://host:port or unix:///path); overrides the profile's clamav.address")
 	fs.StringVar(&c.TimeZone, "feed-time-zone", "Europe/London", "time zone of crawl-feed dates")
 	fs.IntVar(&c.Partitions, "partitions", 4, "partitions for topics the standalone run creates (0 = as declared)")
+	fs.StringVar(&c.Render, "render", renderAuto, "render pages the profile hands off (render.handOff) in headless Chromium: auto (when Chromium is installed), on, off")
+	fs.IntVar(&c.RenderTabs, "render-tabs", 2, "pages rendered at once")
+	fs.Int64Var(&c.MinFreeDiskBytes, "min-free-disk-bytes", 256<<20, "stop claiming while the data directory's filesystem has less free space than this; resumes when space returns (0: never)")
+	fs.StringVar(&c.Chromium, "chromium", "", "Chromium binary (default: chromium, chromium-browser or google-chrome in PATH)")
 }
 
 // Validate checks the configuration.
@@ -94,6 +107,12 @@ func (c Config) Validate() error {
 	}
 	if c.Threads < 1 {
 		errs = append(errs, fmt.Errorf("threads %d: must be >= 1", c.Threads))
+	}
+	if c.Render != "" && c.Render != renderAuto && c.Render != renderOn && c.Render != renderOff {
+		errs = append(errs, fmt.Errorf("render %q: want auto, on or off", c.Render))
+	}
+	if c.RenderTabs < 0 || c.RenderTabs > 64 {
+		errs = append(errs, fmt.Errorf("render-tabs %d: want 1..64 (0: 2)", c.RenderTabs))
 	}
 	if c.Partitions < 0 {
 		errs = append(errs, fmt.Errorf("partitions %d: must be >= 0", c.Partitions))

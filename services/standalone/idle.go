@@ -98,7 +98,7 @@ const (
 // or in flight and every consumer caught up, seen twice in a row; only
 // with untilIdle), or a crawl limit stopped the worker claiming and what it
 // had in flight is finished and indexed, or ctx ends. It returns why.
-func waitEnd(ctx context.Context, cl *cluster, w *worker.Worker, wcfg worker.Config, ccfg cdxwriter.Config, rule idleRule, log *slog.Logger) (string, error) {
+func waitEnd(ctx context.Context, cl *cluster, w *worker.Worker, wcfg worker.Config, ccfg cdxwriter.Config, rule idleRule, started time.Time, log *slog.Logger) (string, error) {
 	kc, err := kafka.NewClient(cl.kafka)
 	if err != nil {
 		return endedInterrupted, err
@@ -107,16 +107,20 @@ func waitEnd(ctx context.Context, cl *cluster, w *worker.Worker, wcfg worker.Con
 	adm := kadm.NewClient(kc)
 	t := time.NewTicker(250 * time.Millisecond)
 	defer t.Stop()
-	progress := time.NewTicker(10 * time.Second)
+	// The rate counts from the run's start, as the summary's time does.
+	prog := newProgress(ctx, progressSource{totals: w.Totals, stats: w.Frontier().Stats, warcDir: wcfg.WARCDir()}, log, started)
+	progress := time.NewTicker(prog.every())
 	defer progress.Stop()
+	// A last line as the run ends, so the final rate is on screen next to
+	// the summary's totals; Redis is still up until Run returns.
+	defer func() { prog.report(context.WithoutCancel(ctx), time.Now()) }()
 	quiet := 0
 	for {
 		select {
 		case <-ctx.Done():
 			return endedInterrupted, ctx.Err()
-		case <-progress.C:
-			st, _ := w.Frontier().Stats(ctx)
-			log.Info("crawling", progressAttrs(st, time.Now())...)
+		case now := <-progress.C:
+			prog.report(ctx, now)
 		case <-t.C:
 			if limit := w.LimitReached(); limit != "" {
 				if drained(ctx, adm, w, ccfg) {
@@ -127,7 +131,7 @@ func waitEnd(ctx context.Context, cl *cluster, w *worker.Worker, wcfg worker.Con
 			if !rule.untilIdle {
 				continue
 			}
-			idle, err := isIdle(ctx, adm, w, wcfg, ccfg, rule.ignoreRetries)
+			idle, err := isIdle(ctx, adm, w, wcfg, ccfg, rule)
 			if err != nil {
 				log.Debug("idle check", "err", err)
 				quiet = 0
@@ -155,12 +159,15 @@ func drained(ctx context.Context, adm *kadm.Client, w *worker.Worker, ccfg cdxwr
 	return err == nil && lag == 0
 }
 
-func isIdle(ctx context.Context, adm *kadm.Client, w *worker.Worker, wcfg worker.Config, ccfg cdxwriter.Config, ignoreRetries bool) (bool, error) {
+func isIdle(ctx context.Context, adm *kadm.Client, w *worker.Worker, wcfg worker.Config, ccfg cdxwriter.Config, rule idleRule) (bool, error) {
 	st, err := w.Frontier().Stats(ctx)
-	if err != nil || !frontierDone(st, ignoreRetries) {
+	if err != nil || !frontierDone(st, rule.ignoreRetries) {
 		return false, err
 	}
-	for _, gt := range [][2]string{{"trawler-worker-" + wcfg.Name(), wcfg.ToCrawlTopic()}, {ccfg.Group(), ccfg.Topic()}} {
+	// The renderer commits a hand-off once its captures and outlinks are
+	// published, so its lag covers renders in progress.
+	groups := append([][2]string{{"trawler-worker-" + wcfg.Name(), wcfg.ToCrawlTopic()}, {ccfg.Group(), ccfg.Topic()}}, rule.groups...)
+	for _, gt := range groups {
 		lag, err := groupLag(ctx, adm, gt[0], gt[1])
 		if err != nil || lag > 0 {
 			return false, err
@@ -202,7 +209,12 @@ func groupLag(ctx context.Context, adm *kadm.Client, group, topic string) (int64
 
 // idleRule is when a run ends by itself: with untilIdle once the crawl is
 // idle; with ignoreRetries too when all that is left waits for a retry.
-type idleRule struct{ untilIdle, ignoreRetries bool }
+type idleRule struct {
+	untilIdle, ignoreRetries bool
+	// groups are more consumer groups and topics that must have caught up
+	// (the renderer's, when one runs).
+	groups [][2]string
+}
 
 // frontierDone reports a frontier with nothing left to do: nothing queued
 // or in flight, or (ignoreRetries) nothing in flight and every queued URI
@@ -214,7 +226,7 @@ func frontierDone(st frontier.Stats, ignoreRetries bool) bool {
 	return ignoreRetries && st.OnlyRetriesLeft()
 }
 
-// progressAttrs are the periodic progress line's fields: the queues, and
+// progressAttrs are the frontier's fields of the progress log line: the queues, and
 // the URIs that wait for a retry with when the first is due, so a crawl
 // that only waits says so.
 func progressAttrs(st frontier.Stats, now time.Time) []any {

@@ -29,6 +29,7 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/redisconn"
 	"github.com/trawler-crawl/trawler/pkg/reports"
 	"github.com/trawler-crawl/trawler/services/cdxwriter"
+	"github.com/trawler-crawl/trawler/services/renderer"
 	"github.com/trawler-crawl/trawler/services/worker"
 )
 
@@ -166,7 +167,12 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	adm.AddReadyCheck("redis", func(ctx context.Context) error { return cl.rdb.Ping(ctx).Err() })
 
 	wcfg := worker.Config{Crawl: cfg.Crawl, Stream: cfg.Stream, ID: "standalone", Threads: cfg.Threads,
-		DataDir: cfg.DataDir, Lease: 5 * time.Minute, ClamdAddr: cfg.ClamdAddr}
+		DataDir: cfg.DataDir, Lease: 5 * time.Minute, ClamdAddr: cfg.ClamdAddr,
+		Disk: worker.DiskConfig{MinFreeBytes: cfg.MinFreeDiskBytes}}
+	rcfg, err := rendererConfig(cfg, d.Profile, &wcfg, log)
+	if err != nil {
+		return nil, err
+	}
 	w, err := worker.New(wcfg, worker.Deps{Profile: d.Profile, Kafka: cl.kafka, Redis: cl.rdb,
 		Resolver: d.Resolver, Logger: log.With("role", "worker"), Registerer: d.Registry, Version: d.Version})
 	if err != nil {
@@ -213,11 +219,27 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 			return nil, err
 		}
 	}
+	pv, err := newProvenance(cfg, d, cl, w, wcfg, log) // provenance.go
+	if err != nil {
+		return nil, err
+	}
+	roles := []func(context.Context) error{w.Run, cw.Run, pv.Run}
+	rule := idleRule{untilIdle: cfg.UntilIdle, ignoreRetries: cfg.UntilIdleIgnoreRetries}
+	if rcfg != nil {
+		rule.groups = append(rule.groups, [2]string{rcfg.Group(), rcfg.ToRenderTopic()})
+		rcfg.ClamdAddr = cfg.ClamdAddr
+		rn, err := renderer.New(*rcfg, renderer.Deps{Profile: d.Profile, Kafka: cl.kafka, Redis: cl.rdb, Resolver: d.Resolver,
+			Logger: log.With("role", "renderer"), Registerer: d.Registry, Version: d.Version})
+		if err != nil {
+			return nil, err
+		}
+		roles = append(roles, rn.Run)
+	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup
-	errs := make(chan error, 2)
-	for _, role := range []func(context.Context) error{w.Run, cw.Run} {
+	errs := make(chan error, len(roles))
+	for _, role := range roles {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -236,11 +258,12 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	}
 	log.Info("launched", "urls", launched)
 
-	endedBy, waitErr := waitEnd(runCtx, cl, w, wcfg, ccfg, idleRule{cfg.UntilIdle, cfg.UntilIdleIgnoreRetries}, log)
+	endedBy, waitErr := waitEnd(runCtx, cl, w, wcfg, ccfg, rule, started, log)
+	provErr := endProvenance(ctx, pv, endedBy) // before stop: its consumer must catch up
 	stop()
 	wg.Wait()
 	close(errs)
-	var all []error
+	all := []error{provErr}
 	if waitErr != nil && !errors.Is(waitErr, context.Canceled) {
 		all = append(all, waitErr)
 	}

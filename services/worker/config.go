@@ -16,6 +16,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/trawler-crawl/trawler/pkg/streamname"
 	"time"
 )
 
@@ -44,6 +45,11 @@ type Config struct {
 	// identities to recover (janitor.go); 0 turns the janitor off. Only
 	// with an identity lease.
 	JanitorPeriod time.Duration `yaml:"janitorPeriod"`
+	// NoHandOff fetches every page in the worker even where the sheets
+	// say render.handOff: no renderer runs to consume the hand-offs.
+	NoHandOff bool `yaml:"noHandOff"`
+	// Disk stops claims while free space is low (disk.go).
+	Disk DiskConfig `yaml:"disk"`
 }
 
 // RegisterFlags registers the worker flags with their defaults.
@@ -58,20 +64,16 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Threads, "threads", 32, "number of concurrent crawl loops")
 	fs.StringVar(&c.DataDir, "data", "./trawler-data", "directory for WARCs and crawl logs")
 	fs.DurationVar(&c.Lease, "lease", 5*time.Minute, "lease on a claimed host; renewed while fetching")
+	fs.BoolVar(&c.NoHandOff, "no-render-handoff", false, "fetch pages the sheets hand to the renderer (render.handOff) in the worker: for a crawl without a renderer")
 	fs.StringVar(&c.ClamdAddr, "clamd-addr", "", "clamd address (tcp://host:port or unix:///path); overrides the profile's clamav.address")
+	c.Disk.RegisterFlags(fs)
 }
 
 // Validate checks the configuration.
 func (c Config) Validate() error {
 	var errs []error
-	switch c.Crawl {
-	case "fc":
-		if c.Stream != "npld" && c.Stream != "bypm" {
-			errs = append(errs, fmt.Errorf("stream %q: want npld or bypm", c.Stream))
-		}
-	case "dc":
-	default:
-		errs = append(errs, fmt.Errorf("crawl %q: want fc or dc", c.Crawl))
+	if err := streamname.Validate(c.Crawl, c.Stream); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Threads < 1 {
 		errs = append(errs, errors.New("threads must be >= 1"))
@@ -85,6 +87,9 @@ func (c Config) Validate() error {
 	if c.IdentityLease < 0 || (c.IdentityLease > 0 && c.IdentityLease < 100*time.Millisecond) {
 		errs = append(errs, errors.New("identity-lease must be 0 (data directory owned) or at least 100ms"))
 	}
+	if err := c.Disk.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.JanitorPeriod < 0 {
 		errs = append(errs, errors.New("janitor-period must not be negative"))
 	}
@@ -95,32 +100,21 @@ func (c Config) Validate() error {
 }
 
 // Name is the frontier and output name: "fc-npld" or "dc".
-func (c Config) Name() string {
-	if c.Crawl == "dc" {
-		return "dc"
-	}
-	return c.Crawl + "-" + c.Stream
-}
+func (c Config) Name() string { return streamname.Name(c.Crawl, c.Stream) }
 
 // stream is the stream whose history (recently-crawled DB) the worker
 // reads and its events name: "npld" or "bypm" in the frequent crawl, ""
 // in the domain crawl, which has none.
-func (c Config) stream() string {
-	if c.Crawl == "dc" {
-		return ""
-	}
-	return c.Stream
-}
+func (c Config) stream() string { return streamname.History(c.Crawl, c.Stream) }
 
-func (c Config) topic(kind string) string {
-	if c.Crawl == "dc" {
-		return "dc." + kind
-	}
-	return c.Crawl + "." + kind + "." + c.Stream
-}
+func (c Config) topic(kind string) string { return streamname.Topic(c.Crawl, c.Stream, kind) }
 
 // ToCrawlTopic is where launches arrive.
 func (c Config) ToCrawlTopic() string { return c.topic("tocrawl") }
+
+// ToRenderTopic carries the launch messages the worker hands to the
+// renderer: fc.torender.npld, fc.torender.bypm, dc.torender.
+func (c Config) ToRenderTopic() string { return c.topic("torender") }
 
 // InScopeTopic is the frontier journal.
 func (c Config) InScopeTopic() string { return c.topic("inscope") }

@@ -185,6 +185,9 @@ func (w *Worker) deleteQueued(ctx context.Context, sel frontier.Selector, c mess
 	for _, cl := range claims {
 		eff := w.chain.settings(cl.Launch.URL)
 		out := &outcome{status: frontier.StatusDeleted, mime: "unknown", start: time.Now(), notFetched: true}
+		if c.Command == messages.CommandTerminate {
+			out.notes = []string{control.AnnotationTerminate} // a host's or target's terminate
+		}
 		if !w.publish(ctx, cl.Launch, 0, out) {
 			if rerr := w.front.Release(context.WithoutCancel(ctx), []*frontier.Claim{cl}); rerr != nil {
 				w.log.Error("return undeleted URI; its lease will expire", "url", cl.Launch.URL, "err", rerr)
@@ -213,9 +216,12 @@ func (w *Worker) deleteQueued(ctx context.Context, sel frontier.Selector, c mess
 // a second (control.PausedSources), so the claim path pays nothing more
 // while no target is paused.
 //
-// The check is here rather than in claim.lua because source tags live in
-// the context blobs the script does not parse; the cost is a claim and a
-// deferral per paused host per second.
+// The frontier's claim already sets aside the URIs of targets paused
+// through pkg/control (frontier.PauseSource), so they do not hold up their
+// hosts' other targets; this check only covers a target in the paused set
+// that the frontier does not know as paused (a pause recorded before the
+// frontier kept its own), at the cost of a claim and a deferral per such
+// host per second.
 func (w *Worker) holdPaused(ctx context.Context, claims []*frontier.Claim) []*frontier.Claim {
 	if w.pausedSrc == nil || len(claims) == 0 {
 		return claims

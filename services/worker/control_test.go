@@ -334,3 +334,122 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond) // polling a condition with a deadline
 	}
 }
+
+// Two targets share one host: pausing the one whose URIs are at the head
+// of the host's queue does not stop the other's being fetched, and a
+// terminate of the paused target ends its queued URIs -6000, annotated
+// terminate.
+func TestControlPausedTargetSharesHost(t *testing.T) {
+	e := setup(t)
+	type hit struct {
+		path string
+		at   time.Time
+	}
+	var mu sync.Mutex
+	var served []hit
+	site := fcServe(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		var links []string
+		switch r.URL.Path {
+		case "/0": // target A: a long run of links at the head of the queue
+			for i := range 300 {
+				links = append(links, fmt.Sprintf("/a/%d", i))
+			}
+		case "/fan": // target B
+			for i := range 40 {
+				links = append(links, fmt.Sprintf("/b/%d", i))
+			}
+		}
+		time.Sleep(50 * time.Millisecond) // slow enough that A's run stays queued
+		fcHTML(w, fcPage("", links...))
+		mu.Lock()
+		served = append(served, hit{r.URL.Path, time.Now()})
+		mu.Unlock()
+	})
+	count := func(prefix string, after time.Time) int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, h := range served {
+			if strings.HasPrefix(h.path, prefix) && h.at.After(after) {
+				n++
+			}
+		}
+		return n
+	}
+	p := fcProfile()
+	p.Fetch.AllowPrivateAddresses = true
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := New(Config{Crawl: "fc", Stream: "npld", ID: "w1", Threads: 1, DataDir: t.TempDir(), Lease: time.Minute},
+		Deps{Profile: p, Kafka: e.kc, Redis: e.rdb, Resolver: newFCHosts("h.test"),
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registerer: prometheus.NewRegistry(), Version: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.idleMin, w.idleMax = 20*time.Millisecond, 50*time.Millisecond
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	launch := func(u, source string) {
+		b, _ := json.Marshal(messages.Launch{URL: u, IsSeed: true, ParentURL: u,
+			ParentURLMetadata: messages.ParentMetadata{HeritableData: messages.HeritableData{Source: source}}})
+		if err := e.cl.ProduceSync(ctx, &kgo.Record{Topic: "fc.tocrawl.npld", Key: []byte("k"), Value: b}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	launch(site.url("h.test", "/0"), "tid:A")
+	waitFor(t, "target A's run queued", func() bool { return count("/a/", start) >= 2 })
+	launch(site.url("h.test", "/fan"), "tid:B")
+	waitFor(t, "target B's fan fetched", func() bool { return count("/fan", start) == 1 })
+	send := func(c messages.Control) control.Acknowledgement {
+		t.Helper()
+		c.By = "control-test"
+		id, err := control.Send(ctx, e.cl, "fc", c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a control.Acknowledgement
+		waitFor(t, "ack of "+id, func() bool {
+			a, err = control.Ack(ctx, e.rdb, "fc", id)
+			return err == nil
+		})
+		if a.Error != "" {
+			t.Fatalf("ack %s: %+v", id, a)
+		}
+		return a
+	}
+	t0 := time.Now()
+	send(messages.Control{Command: messages.CommandPause, Scope: messages.ScopeTarget, Source: "tid:A"})
+	waitFor(t, "target B fetched on its host with A paused", func() bool { return count("/b/", t0.Add(2*time.Second)) >= 5 })
+	if n := count("/a/", t0.Add(2*time.Second)); n > 0 {
+		t.Errorf("paused target A fetched %d times more than 2 s after the pause", n)
+	}
+	a := send(messages.Control{Command: messages.CommandTerminate, Scope: messages.ScopeTarget, Source: "tid:A"})
+	if !strings.Contains(a.Result, "terminated target tid:A") {
+		t.Fatalf("terminate acknowledged %q", a.Result)
+	}
+	var deleted int
+	if _, err := fmt.Sscanf(strings.SplitN(a.Result, ", ", 2)[1], "%d queued URIs deleted", &deleted); err != nil || deleted == 0 {
+		t.Fatalf("terminate acknowledged %q (%v)", a.Result, err)
+	}
+	var gone int
+	waitFor(t, "the -6000 events of target A", func() bool {
+		gone = 0
+		for _, ev := range crawledEvents(t, e) {
+			if ev.StatusCode == frontier.StatusDeleted {
+				if !strings.Contains(ev.URL, "/a/") || !strings.Contains(ev.Annotations, control.AnnotationTerminate) {
+					t.Fatalf("deleted %s (annotations %q)", ev.URL, ev.Annotations)
+				}
+				gone++
+			}
+		}
+		return gone == deleted
+	})
+}

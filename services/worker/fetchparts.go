@@ -54,6 +54,10 @@ func newFetchParts(cfg Config, d Deps, p profile.Profile) (fetchParts, error) {
 	for i, c := range p.Credentials.HTTP {
 		creds[i] = fetch.Credential{Domain: c.Domain, Realm: c.Realm, Login: c.Login, Password: c.Password.Reveal()}
 	}
+	allowed, err := profile.AllowedPrefixes(p.Fetch.AllowAddresses)
+	if err != nil {
+		return fp, fmt.Errorf("worker: %w", err)
+	}
 	fc := fetch.Config{
 		UserAgent:      fp.ua,
 		ConnectTimeout: seconds(int64(p.Fetch.ConnectTimeoutSeconds)),
@@ -63,6 +67,7 @@ func newFetchParts(cfg Config, d Deps, p profile.Profile) (fetchParts, error) {
 		SpoolThreshold: p.Fetch.SpoolThresholdBytes,
 		SpoolDir:       cfg.spoolDirOf(cfg.ID),
 		AllowPrivate:   p.Fetch.AllowPrivateAddresses,
+		AllowAddresses: allowed,
 		KeepAlive:      p.Fetch.KeepAlive,
 		// A host may be fetched by as many threads at once as it has
 		// parallel queues, and each needs its own connection to reuse.

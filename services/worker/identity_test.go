@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,6 +39,13 @@ type childSpec struct {
 	ID      string            `json:"id"`
 	Lease   time.Duration     `json:"lease"`
 	Hosts   map[string]string `json:"hosts"`
+	// Threads is the worker's crawl threads; 0: 2.
+	Threads int `json:"threads,omitempty"`
+	// AdminFile, when set, has the child serve its admin listener with the
+	// admin API behind Token on a loopback port, and write the address
+	// and its identity there (serveChildAdmin, control_process_test.go).
+	AdminFile string `json:"adminFile,omitempty"`
+	Token     string `json:"token,omitempty"`
 }
 
 func TestMain(m *testing.M) {
@@ -78,17 +86,27 @@ func runChild(raw string) int {
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: c.Redis})
 	defer rdb.Close()
-	w, err := New(Config{Crawl: "fc", Stream: "npld", ID: c.ID, Threads: 2, DataDir: c.Dir, Lease: 2 * time.Second,
+	kc := kafka.Config{Brokers: c.Brokers, ClientID: "child", SessionTimeout: testSessionTimeout, RebalanceTimeout: testSessionTimeout}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	reg := prometheus.NewRegistry()
+	w, err := New(Config{Crawl: "fc", Stream: "npld", ID: c.ID, Threads: cmp.Or(c.Threads, 2), DataDir: c.Dir, Lease: 2 * time.Second,
 		IdentityLease: c.Lease, JanitorPeriod: time.Hour},
-		Deps{Profile: identityProfile(), Kafka: kafka.Config{Brokers: c.Brokers, ClientID: "child", SessionTimeout: testSessionTimeout, RebalanceTimeout: testSessionTimeout}, Redis: rdb,
-			Resolver: staticHosts(c.Hosts), Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-			Registerer: prometheus.NewRegistry(), Version: "t"})
+		Deps{Profile: identityProfile(), Kafka: kc, Redis: rdb,
+			Resolver: staticHosts(c.Hosts), Logger: log, Registerer: reg, Version: "t"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child worker:", err)
 		return 1
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
+	if c.AdminFile != "" {
+		closeAdmin, err := serveChildAdmin(ctx, c, w, identityProfile(), kc, rdb, reg, log)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "child admin:", err)
+			return 1
+		}
+		defer closeAdmin()
+	}
 	if err := w.Run(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "child run:", err)
 		return 1

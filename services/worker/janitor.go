@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"time"
 
 	"github.com/trawler-crawl/trawler/pkg/crawllog"
+	"github.com/trawler-crawl/trawler/pkg/identity"
 	"github.com/trawler-crawl/trawler/pkg/warcwriter"
 )
 
@@ -19,10 +18,11 @@ import (
 // and for each that is not its own and whose identity lease is gone it
 // takes that lease itself, marked as a janitor's, so that neither another
 // janitor nor a worker starting with that identity touches the files
-// meanwhile. Holding it, it recovers the files as their owner's next start
-// would (warcwriter.RecoverOpenHost), publishes their closed-WARC notices
-// in the owner's name, writes the crawl.log lines the crash kept from the
-// owner's crawl.log (recoverCrawlLogOf), then releases the lease.
+// meanwhile (identity.Sweep). Holding it, it recovers the files as their
+// owner's next start would (warcwriter.RecoverOpenHost), publishes their
+// closed-WARC notices in the owner's name, writes the crawl.log lines the
+// crash kept from the owner's crawl.log (recoverCrawlLogOf), then releases
+// the lease.
 //
 // An identity whose lease is live is never touched: its owner is running.
 // A lease expires only when its owner has not renewed it for the whole
@@ -31,62 +31,19 @@ import (
 
 // janitorLoop sweeps at once and then every JanitorPeriod until ctx ends.
 func (w *Worker) janitorLoop(ctx context.Context) {
-	t := time.NewTicker(w.cfg.JanitorPeriod)
-	defer t.Stop()
-	for {
-		if n, err := w.sweep(ctx); err != nil && ctx.Err() == nil {
-			w.log.Error("janitor: recover dead workers' WARCs", "err", err)
-		} else if n > 0 {
-			w.log.Warn("janitor: recovered open WARCs of dead workers", "files", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	identity.RunJanitor(ctx, identityOptions(w.cfg, w.log), w.cfg.JanitorPeriod, "dead workers", w.sweep)
 }
 
 // sweep recovers the open files of every dead identity it sees, and
 // returns how many files it closed.
 func (w *Worker) sweep(ctx context.Context) (int, error) {
-	var ids []string
-	for _, dir := range []string{w.cfg.WARCDir(), w.cfg.ViralDir()} {
-		hs, err := warcwriter.OpenHosts(dir)
-		if err != nil {
-			return 0, fmt.Errorf("janitor: %w", err)
-		}
-		ids = append(ids, hs...)
-	}
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
-	total := 0
-	var errs []error
-	for _, id := range ids {
-		if ctx.Err() != nil {
-			break
-		}
-		if id == w.cfg.ID || !validIdentity.MatchString(id) {
-			continue
-		}
-		n, err := w.recoverDead(ctx, id)
-		total += n
-		if err != nil {
-			errs = append(errs, fmt.Errorf("identity %s: %w", id, err))
-		}
-	}
-	return total, errors.Join(errs...)
+	return identity.Sweep(ctx, w.rdb, identityOptions(w.cfg, w.log), []string{w.cfg.WARCDir(), w.cfg.ViralDir()},
+		w.cfg.ID, w.recoverDead)
 }
 
-// recoverDead takes identity id's lease as a janitor and, if it got it,
-// recovers and announces id's open files and writes their missing
-// crawl.log lines. A live (or already janitored) identity is skipped.
-func (w *Worker) recoverDead(ctx context.Context, id string) (n int, err error) {
-	l, err := tryLease(ctx, w.rdb, identityKey(w.cfg.Name(), id), holderJanitor, w.cfg.IdentityLease, w.log)
-	if err != nil || l == nil {
-		return 0, err
-	}
-	defer func() { err = errors.Join(err, l.release()) }()
+// recoverDead recovers and announces dead identity id's open files and
+// writes their missing crawl.log lines; the janitor holds id's lease.
+func (w *Worker) recoverDead(_ context.Context, id string) (int, error) {
 	var recovered []warcwriter.ClosedFile
 	var errs []error
 	for _, dir := range []string{w.cfg.WARCDir(), w.cfg.ViralDir()} {

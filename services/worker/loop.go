@@ -101,8 +101,13 @@ func (w *Worker) dispatch(ctx context.Context, work chan<- *frontier.Claim) {
 			w.waitFor(ctx, w.slots.freed, nil, time.Second)
 			continue
 		}
+		if w.disk.low() != "" { // claims held are finished; none is added (disk.go)
+			w.waitFor(ctx, w.disk.resumed, nil, time.Second)
+			continue
+		}
 		last = time.Now()
 		claims, wait, err := w.front.Claim(ctx, n, w.cfg.Lease)
+		w.metrics.front.ObserveClaim(time.Since(last))
 		if err != nil {
 			if ctx.Err() == nil {
 				w.log.Error("claim failed", "err", err)
@@ -229,7 +234,7 @@ func (w *Worker) reapLoop(ctx context.Context) {
 		case <-t.C:
 			if n, err := w.front.Reap(ctx); err != nil {
 				w.log.Warn("reap leases", "err", err)
-			} else if n > 0 {
+			} else if w.metrics.front.LeasesExpired(n); n > 0 {
 				w.log.Warn("returned URIs whose lease expired (crashed worker?)", "uris", n)
 			}
 		}

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,28 +13,40 @@ import (
 type metrics struct {
 	fetches         *prometheus.CounterVec
 	bytes           prometheus.Counter
-	fetchSeconds    prometheus.Histogram
+	fetchSeconds    *prometheus.HistogramVec
 	candidates      *prometheus.CounterVec
 	launchesSkipped *prometheus.CounterVec
 	warcErrors      prometheus.Counter
 	retries         prometheus.Counter
+	handedOff       prometheus.Counter
 	// outlinksReplayed counts stored outlinks followed from pages that
 	// answered 304 Not Modified.
 	outlinksReplayed prometheus.Counter
+	// front times this worker's claims and counts the leases its reaper
+	// returned (the frontier's gauges are the collector's).
+	front *frontier.ClientMetrics
+	// disk is the free-space guard's (disk.go).
+	disk diskMetrics
 }
 
-func newMetrics(reg prometheus.Registerer) *metrics {
-	m := &metrics{
+func newMetrics(reg prometheus.Registerer, frontierName string) (*metrics, error) {
+	front, err := frontier.NewClientMetrics(reg, frontierName)
+	if err != nil {
+		return nil, fmt.Errorf("worker metrics: %w", err)
+	}
+	m := &metrics{front: front, disk: newDiskMetrics(),
 		fetches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "trawler_worker_uris_finished_total", Help: "URIs finished, by status code.",
 		}, []string{"status"}),
 		bytes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "trawler_worker_response_bytes_total", Help: "Response bytes received (on the wire).",
 		}),
-		fetchSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "trawler_worker_fetch_duration_seconds", Help: "Fetch duration.",
+		fetchSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "trawler_worker_fetch_duration_seconds",
+			Help: "Duration of finished URIs' fetches by outcome: the status class (1xx..5xx), dns, failed " +
+				"(a negative status after contacting the host) or not_fetched (the host was not contacted: 0 s).",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 12),
-		}),
+		}, []string{"outcome"}),
 		candidates: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "trawler_worker_candidates_total", Help: "Candidate URIs by outcome (admitted, reprioritised, queued, seen, rejected, bad_url).",
 		}, []string{"outcome"}),
@@ -46,14 +59,21 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		retries: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "trawler_worker_retries_total", Help: "Fetch attempts that failed transiently and were queued for a retry.",
 		}),
+		handedOff: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "trawler_worker_render_handoffs_total", Help: "URIs handed to the renderer (-5002) instead of fetched.",
+		}),
 		outlinksReplayed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "trawler_worker_outlinks_replayed_total",
 			Help: "Outlinks of an earlier full capture followed again because the page answered 304 Not Modified.",
 		}),
 	}
-	reg.MustRegister(m.fetches, m.bytes, m.fetchSeconds, m.candidates, m.launchesSkipped, m.warcErrors, m.retries,
-		m.outlinksReplayed)
-	return m
+	for _, c := range []prometheus.Collector{m.fetches, m.bytes, m.fetchSeconds, m.candidates, m.launchesSkipped, m.warcErrors,
+		m.retries, m.outlinksReplayed, m.handedOff, m.disk.free, m.disk.size, m.disk.low} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("worker metrics: %w", err)
+		}
+	}
+	return m, nil
 }
 
 func (m *metrics) observe(o *outcome) {
@@ -61,7 +81,22 @@ func (m *metrics) observe(o *outcome) {
 	if o.size > 0 {
 		m.bytes.Add(float64(o.size))
 	}
-	m.fetchSeconds.Observe(o.duration.Seconds())
+	m.fetchSeconds.WithLabelValues(fetchOutcome(o)).Observe(o.duration.Seconds())
+}
+
+// fetchOutcome is the outcome label of the fetch-duration histogram: few
+// values, so latency by outcome stays a handful of series per worker.
+func fetchOutcome(o *outcome) string {
+	switch {
+	case o.notFetched:
+		return "not_fetched"
+	case o.status == 1:
+		return "dns"
+	case o.status >= 100 && o.status <= 599:
+		return strconv.Itoa(o.status/100) + "xx"
+	default:
+		return "failed"
+	}
 }
 
 // Totals reads the crawl-wide totals the frontier keeps.

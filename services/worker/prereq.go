@@ -14,6 +14,7 @@ import (
 
 	"github.com/trawler-crawl/trawler/pkg/dns"
 	"github.com/trawler-crawl/trawler/pkg/fetch"
+	"github.com/trawler-crawl/trawler/pkg/messages"
 	"github.com/trawler-crawl/trawler/pkg/robots"
 )
 
@@ -71,7 +72,7 @@ func (w *Worker) lookupHost(ctx context.Context, t *task) step {
 			return finished
 		}
 		w.failed.mark("dns:"+host, retryDelay(t))
-		dl := child(t.l, "dns:"+host, "P", time.Now())
+		dl := messages.ChildLaunch(t.l, "dns:"+host, "P", time.Now())
 		if !w.publish(ctx, dl, t.thread, &outcome{status: statusDNSFailed, mime: "unknown", start: time.Now(), notFetched: true}) {
 			return interrupted
 		}
@@ -117,7 +118,7 @@ func (w *Worker) recordDNS(ctx context.Context, t *task, host string, ans *dns.A
 	n := int64(len(ans.Record))
 	out := &outcome{status: statusDNSOK, size: n, length: n, digest: sha1Digest(ans.Record), mime: "text/dns",
 		start: ans.Fetched, loc: &loc}
-	return w.publish(ctx, child(t.l, "dns:"+host, "P", time.Now()), t.thread, out)
+	return w.publish(ctx, messages.ChildLaunch(t.l, "dns:"+host, "P", time.Now()), t.thread, out)
 }
 
 // checkRobots applies the robots policy to t, fetching the host's
@@ -284,7 +285,7 @@ func (w *Worker) formLogin(ctx context.Context, t *task) step {
 
 // prerequisite makes the task of a prerequisite URI of t.
 func (w *Worker) prerequisite(t *task, target string) *task {
-	return &task{c: t.c, l: child(t.l, target, "P", time.Now()), eff: t.eff, pol: t.pol, thread: t.thread, prereq: true}
+	return &task{c: t.c, l: messages.ChildLaunch(t.l, target, "P", time.Now()), eff: t.eff, pol: t.pol, thread: t.thread, prereq: true}
 }
 
 // recordPrerequisite records a prerequisite's capture and publishes its

@@ -210,7 +210,7 @@ func (w *Worker) admitOutlinks(ctx context.Context, t *task, links []extract.Lin
 	now := time.Now()
 	children := make([]messages.Launch, 0, len(links))
 	for _, k := range links {
-		children = append(children, child(t.l, k.URL, string(rune(k.Hop)), now))
+		children = append(children, messages.ChildLaunch(t.l, k.URL, string(rune(k.Hop)), now))
 	}
 	promoteRedirects(t.l, t.eff, children)
 	w.chain.refresh(ctx, t.l.IsSeed)

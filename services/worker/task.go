@@ -122,6 +122,12 @@ func (w *Worker) run(ctx context.Context, t *task) step {
 	if s != proceed {
 		return s
 	}
+	if w.wantsRender(t) {
+		stage(ctx, "handoff", func(ctx context.Context) { s = w.handOff(ctx, t) })
+		if s != proceed {
+			return s
+		}
+	}
 	var resp *fetch.Response
 	stage(ctx, "fetch", func(ctx context.Context) { resp, s = w.fetch(ctx, t) })
 	if s != proceed {

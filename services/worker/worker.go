@@ -71,6 +71,8 @@ type Worker struct {
 	// idleMin and idleMax bound the dispatcher's backoff when the frontier
 	// has nothing ready (tests stretch them to show what does not wait).
 	idleMin, idleMax time.Duration
+	// disk stops claims while free space is low (disk.go).
+	disk *diskGuard
 
 	started time.Time
 	limitMu sync.Mutex
@@ -144,16 +146,23 @@ func build(cfg Config, d Deps) (*Worker, error) {
 		ch.close()
 		return nil, fmt.Errorf("worker producer: %w", err)
 	}
+	m, err := newMetrics(d.Registerer, front.Name())
+	if err != nil {
+		ch.close()
+		prod.Close()
+		return nil, err
+	}
 	w := &Worker{
 		cfg: cfg, prof: p, log: d.Logger, rdb: d.Redis, kcfg: d.Kafka, front: front, batch: frontier.NewBatcher(front),
 		chain: ch, recent: recent, fetchParts: parts,
 		lookups:  &coalesce.Group[string, recentdb.Entry]{Run: recent.Lookup, MaxBatch: maxLookupBatch},
-		producer: prod, metrics: newMetrics(d.Registerer), version: d.Version, reg: d.Registerer,
+		producer: prod, metrics: m, version: d.Version, reg: d.Registerer,
 		admitted: newAdmitCache(admitCacheTTL, admitCacheMax), resolve: uri.NewResolver(0),
 		slots: newSlots(2 * cfg.Threads), held: held{m: map[*frontier.Claim]struct{}{}}, wake: make(chan struct{}, 1),
 		idleMin: 50 * time.Millisecond, idleMax: time.Second,
 	}
 	w.outlinkPuts = &coalesce.Group[outlinkList, struct{}]{Run: w.putOutlinks, MaxBatch: maxLookupBatch}
+	w.disk = newDiskGuard(cfg.Disk, cfg.diskDirs(), m.disk, d.Logger)
 	return w, nil
 }
 
@@ -209,6 +218,7 @@ func (w *Worker) Run(ctx context.Context) (err error) {
 	if err := w.openOutputs(); err != nil {
 		return err
 	}
+	w.disk.check() // before the dispatcher's first claim (disk.go)
 	ingest, err := kafka.NewConsumer(w.kcfg, kafka.ConsumerOptions[messages.Launch]{
 		Group:      w.group(),
 		Topics:     []string{w.cfg.ToCrawlTopic()},
@@ -237,6 +247,8 @@ func (w *Worker) Run(ctx context.Context) (err error) {
 	loops.Add(2)
 	go func() { defer loops.Done(); w.reapLoop(ctx) }()
 	go func() { defer loops.Done(); w.renewLoop(workCtx) }()
+	loops.Add(1)
+	go func() { defer loops.Done(); w.disk.run(ctx) }()
 
 	loops.Add(2)
 	go func() { defer loops.Done(); _ = w.chain.engine.Run(workCtx) }()
@@ -314,7 +326,8 @@ func (w *Worker) openOutputs() error {
 	if w.viral, err = open(w.cfg.ViralDir(), w.prof.WARC.Prefix+"-VIRAL", "viral"); err != nil {
 		return errors.Join(err, w.warc.Close())
 	}
-	if w.clog, err = crawllog.Open(crawllog.Options{Dir: w.cfg.logDirOf(w.cfg.ID), Logger: w.log}); err != nil {
+	// Rotated logs are announced like closed WARCs (crawllog_announce.go).
+	if w.clog, err = crawllog.Open(crawllog.Options{Dir: w.cfg.logDirOf(w.cfg.ID), Logger: w.log, OnRotate: w.crawlLogRotated}); err != nil {
 		return errors.Join(fmt.Errorf("worker crawl.log: %w", err), w.warc.Close(), w.viral.Close())
 	}
 	w.recoverCrawlLog(recoveredAll)

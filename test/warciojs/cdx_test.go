@@ -112,7 +112,7 @@ func diffLine(o cdx.Line, w warcioLine, rec *record) []string {
 			diffs = append(diffs, fmt.Sprintf("%s: trawler %q, warcio.js %q", name, ours, theirs))
 		}
 	}
-	field("urlkey", o.URLKey, normKey(w.key, o.URLKey))
+	field("urlkey", o.URLKey, normKey(w.key, o.URLKey, w.fields["url"]))
 	field("timestamp", o.Timestamp, w.timestamp)
 	field("url", o.Original, w.fields["url"])
 	field("mime", o.Mimetype, normMime(w.fields["mime"], rec))
@@ -133,8 +133,16 @@ func diffLine(o cdx.Line, w warcioLine, rec *record) []string {
 // path's trailing slash ("/sec1/" -> "/sec1"); warcio.js's getSurt is a
 // lighter canonicalisation that keeps the path as given. warcio.js's key
 // with the trailing slash of its path removed is taken when that is what
-// Trawler wrote; any other difference remains.
-func normKey(theirs, ours string) string {
+// Trawler wrote. For a URI of another hierarchical scheme (the metadata
+// WARCs' NetarchiveSuite-style metadata://host/path) warcio.js makes no
+// SURT at all and keys the record by the URI as written; Trawler keys it
+// as the surt package does any scheme with an authority (scheme dropped,
+// host reversed), so such a record is compared by Trawler's key when
+// warcio.js's is just the URI. Any other difference remains.
+func normKey(theirs, ours, uri string) string {
+	if scheme, _, ok := strings.Cut(uri, "://"); ok && theirs == uri && scheme != "http" && scheme != "https" {
+		return ours
+	}
 	path, query, hasQuery := strings.Cut(theirs, "?")
 	if p, ok := strings.CutSuffix(path, "/"); ok && !strings.HasSuffix(p, ")") {
 		alt := p

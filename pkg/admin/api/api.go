@@ -2,7 +2,7 @@
 // /api/v1/ on its admin listener, behind the bearer token that
 // admin.Server.MountAPI checks:
 //
-//	GET  /api/v1/status         the frontier's counts, top hosts, crawl limits
+//	GET  /api/v1/status         the frontier's counts, top hosts and targets, crawl limits
 //	POST /api/v1/control        a control command, produced to <crawl>.control
 //	GET  /api/v1/control/<id>   the workers' acknowledgement of a command
 //	GET  /api/v1/explain?url=   one URL explained end to end (pkg/explain)
@@ -52,6 +52,11 @@ type Deps struct {
 	Acks AckFunc
 	// TopHosts is how many hosts /status lists by queued URIs; 0: 20.
 	TopHosts int
+	// TopTargets is how many targets /status lists by URIs queued and in
+	// flight; 0: 50.
+	TopTargets int
+	// HarvestStats answers /harveststats; nil answers 503.
+	HarvestStats HarvestStats
 	// Logger records control commands sent; nil discards.
 	Logger *slog.Logger
 }
@@ -60,6 +65,9 @@ type Deps struct {
 func Handler(d Deps) http.Handler {
 	if d.TopHosts <= 0 {
 		d.TopHosts = 20
+	}
+	if d.TopTargets <= 0 {
+		d.TopTargets = 50
 	}
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
@@ -70,8 +78,9 @@ func Handler(d Deps) http.Handler {
 	mux.HandleFunc("/api/v1/control", h.control)
 	mux.HandleFunc("/api/v1/control/{id}", h.ack)
 	mux.HandleFunc("/api/v1/explain", h.explain)
+	mux.HandleFunc("/api/v1/harveststats", h.harvestStats)
 	mux.HandleFunc("/api/v1/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no API endpoint %s (status, control, explain)", r.URL.Path))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no API endpoint %s (status, control, explain, harveststats)", r.URL.Path))
 	})
 	return mux
 }
@@ -112,12 +121,20 @@ type Status struct {
 	Queued   int64     `json:"queued"`
 	InFlight int64     `json:"in_flight"`
 	Paused   bool      `json:"paused"`
-	Hosts    Hosts     `json:"hosts"`
-	Retry    Retry     `json:"retry"`
-	Totals   Totals    `json:"totals"`
+	// Held counts the queued URIs (in Queued) set aside while their
+	// target is paused.
+	Held   int64  `json:"held"`
+	Hosts  Hosts  `json:"hosts"`
+	Retry  Retry  `json:"retry"`
+	Totals Totals `json:"totals"`
 	// TopHosts are the host names with most URIs queued (all ports).
 	TopHosts []HostCount `json:"top_hosts"`
-	Limits   Limits      `json:"limits"`
+	// Targets are the targets (source tags) with most URIs queued (held
+	// ones included) and in flight, counted by the frontier as it queues,
+	// claims and finishes them; TargetsTotal counts them all.
+	Targets      []frontier.TargetCount `json:"targets"`
+	TargetsTotal int                    `json:"targets_total"`
+	Limits       Limits                 `json:"limits"`
 }
 
 // Hosts counts the frontier's hosts by state.
@@ -193,8 +210,12 @@ func (h *handler) readStatus(ctx context.Context) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
+	targets, err := f.TargetCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
 	st := &Status{Crawl: h.d.Crawl, Frontier: f.Name(), At: time.Now().UTC(), Queued: s.Queued, InFlight: s.InFlight,
-		Paused: s.Paused,
+		Paused: s.Paused, Held: s.Held, Targets: targets[:min(len(targets), h.d.TopTargets)], TargetsTotal: len(targets),
 		Hosts: Hosts{Total: s.Hosts, Ready: s.ReadyHosts, Snoozed: s.SnoozedHosts, Busy: s.BusyHosts,
 			Exhausted: s.ExhaustedHosts, Paused: s.PausedHosts, BackingOff: s.BackingOffHosts},
 		Retry: Retry{Hosts: s.RetryHosts, URIs: s.RetryURIs},

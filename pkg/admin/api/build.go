@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"github.com/trawler-crawl/trawler/pkg/harveststats"
 	"log/slog"
 	"net/http"
 
@@ -54,7 +55,8 @@ func Build(ctx context.Context, s Setup) (http.Handler, func(), error) {
 		return nil, nil, fmt.Errorf("admin API control producer: %w", err)
 	}
 	h := Handler(Deps{Crawl: s.Crawl, Frontier: s.Frontier, Limits: s.Profile.Limits, LimitReached: s.LimitReached,
-		Explainer: ex, Send: KafkaSender(cl, s.Crawl), Acks: RedisAcks(s.Redis, s.Crawl), Logger: s.Logger})
+		Explainer: ex, Send: KafkaSender(cl, s.Crawl), Acks: RedisAcks(s.Redis, s.Crawl), Logger: s.Logger,
+		HarvestStats: harveststats.New(s.Redis, s.Crawl, nil)})
 	return h, func() {
 		cl.Close()
 		_ = ex.Close()

@@ -1,6 +1,6 @@
 -- Admit a batch of candidates into one shard.
 -- ARGV: P, now, mode ('r' recently seen, 'b' Bloom), k (Bloom hashes),
--- chunk (bits per Bloom key), nctx, nctx x (ctx id, blob), then per
+-- chunk (bits per Bloom key), nctx, nctx x (ctx id, blob, source tag), then per
 -- candidate: host, uk, level, force, payload, ctx index, last crawl ms,
 -- recrawl interval ms, launch ms, journal ms, parallelQueues, reset,
 -- followed by k Bloom bit positions in Bloom mode.
@@ -9,16 +9,17 @@
 -- filter).
 local now, mode, k, chunk = tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local nctx = tonumber(ARGV[6])
-local ctxs, blobs = {}, {}
+local ctxs, blobs, tags = {}, {}, {}
 for j = 1, nctx do
-  ctxs[j] = ARGV[5 + 2 * j]
-  blobs[j] = ARGV[6 + 2 * j]
+  ctxs[j] = ARGV[4 + 3 * j]
+  blobs[j] = ARGV[5 + 3 * j]
+  tags[j] = ARGV[6 + 3 * j]
 end
 local F = 12
 if mode ~= 'b' then k = 0 end
 
 -- ref adds a reference to a context (lib.lua says how counts are kept).
-local function ref(id, blob)
+local function ref(id, blob, tag)
   if not refn then refn, refd = {}, {} end
   local n = refn[id]
   if n then
@@ -31,6 +32,9 @@ local function ref(id, blob)
   refn[id] = n
   if n == 1 then
     redis.call('HSET', CTX, id, blob)
+    -- The target's tag, for status: written with each new context, which
+    -- is rare beside the URIs sharing it.
+    redis.call('HSET', TN, source(blob), tag)
     ctxBlobs = ctxBlobs or {}
     ctxBlobs[id] = blob
   end
@@ -49,11 +53,14 @@ end
 
 -- push queues a new item at the tail of its precedence level and makes it
 -- the live entry for its URI (an older entry of the URI becomes stale).
-local function push(host, uk, level, ctx, blob, payload)
+-- Its target counts it queued until the entry leaves the queue, stale or
+-- not, so the count never drifts.
+local function push(host, uk, level, ctx, blob, tag, payload)
   local seq = nextseq(P .. 'seq')
   rpush(P .. 'q:' .. host .. ':' .. level, uk .. ' ' .. seq .. ' ' .. level .. ' 0 ' .. ctx .. ' ' .. payload)
   redis.call('HSET', P .. 'u:' .. host, uk, 'q' .. level .. seq)
-  ref(ctx, blob)
+  ref(ctx, blob, tag)
+  tcount(source(blob), 1, 0)
 end
 
 -- bloom sets the candidate's bits and reports whether all were set.
@@ -80,7 +87,7 @@ local function reset(host, src)
 end
 
 local out = {}
-local i = 7 + 2 * nctx
+local i = 7 + 3 * nctx
 while i <= #ARGV do
   -- Most candidates are already queued, so the fields only the others
   -- need are converted from text later (tonumber is not cheap).
@@ -91,14 +98,15 @@ while i <= #ARGV do
   local st = redis.call('HGET', P .. 'u:' .. host, uk)
   local kind = st and string.sub(st, 1, 1)
   local code
-  if kind == 'q' or kind == 'l' then
+  -- 'h': queued, held while its target is paused (claim.lua).
+  if kind == 'q' or kind == 'l' or kind == 'h' then
     code = 0
     if mode == 'b' then bloom(i) end
     if force and kind == 'q' and string.sub(st, 2, 2) ~= '0' then
       -- forceFetch of a queued URI: a new entry at the top level replaces
       -- it (the old one becomes stale and is dropped when popped).
       cx = tonumber(cx)
-      push(host, uk, 0, ctxs[cx], blobs[cx], payload)
+      push(host, uk, 0, ctxs[cx], blobs[cx], tags[cx], payload)
       code = 3
     end
   else
@@ -123,7 +131,7 @@ while i <= #ARGV do
     end
     if ok then
       cx = tonumber(cx)
-      push(host, uk, level, ctxs[cx], blobs[cx], payload)
+      push(host, uk, level, ctxs[cx], blobs[cx], tags[cx], payload)
       local hk = P .. 'h:' .. host
       local n = redis.call('HINCRBY', hk, 'n', 1)
       if n == 1 or n == 0 then

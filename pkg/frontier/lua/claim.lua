@@ -26,15 +26,34 @@ end
 -- its empty levels.
 local emptyq = {}
 
+-- Paused targets' source ids, read once per call and only when any.
+local paused
+if redis.call('SCARD', PSRC) > 0 then
+  paused = {}
+  for _, id in ipairs(redis.call('SMEMBERS', PSRC)) do paused[id] = true end
+end
+
+-- HOLD_MAX bounds the URIs of paused targets one call sets aside per
+-- host, so a long queue of them does not block Redis: the rest are set
+-- aside by the next calls.
+local HOLD_MAX = 1000
+
 -- pop takes the best live item of a host: lowest level first, arrival
 -- order within it. Stale entries (superseded by a forced re-queue) are
--- dropped on the way.
+-- dropped on the way. An item of a paused target is set aside in the
+-- host's qh: list (its index entry 'h'), so it does not hold up the
+-- host's other targets; unhold.lua puts it back when the target resumes.
+-- Each item is set aside once per pause, so a claim costs O(1) amortised.
+-- pop returns how many it set aside, whether it stopped at HOLD_MAX, and
+-- the item with its fields (nil when none).
 local function pop(host)
   local uh = P .. 'u:' .. host
+  local held = 0
   for level = 0, 2 do
     local qk = P .. 'q:' .. host .. ':' .. level
     settlePushes(qk)
     while not emptyq[qk] do
+      if held >= HOLD_MAX then return held, true end
       local item = redis.call('LPOP', qk)
       if not item then
         emptyq[qk] = true
@@ -42,12 +61,27 @@ local function pop(host)
       end
       local uk, seq, lvl, r, ctx = parse(item)
       if uk and redis.call('HGET', uh, uk) == 'q' .. lvl .. seq then
-        return item, uk, seq, lvl, r, ctx
+        if not (paused and paused[srcOf(ctx)]) then
+          return held, false, item, uk, seq, lvl, r, ctx
+        end
+        redis.call('RPUSH', P .. 'qh:' .. host, item)
+        redis.call('HSET', uh, uk, 'h' .. lvl .. seq)
+        held = held + 1
+      elseif ctx then
+        tcount(srcOf(ctx), -1, 0)
+        unref(ctx)
       end
-      if ctx then unref(ctx) end
     end
   end
-  return nil
+  return held, false
+end
+
+-- hold counts the URIs pop set aside at host (hk its hash).
+local function hold(host, hk, held)
+  if held == 0 then return end
+  redis.call('HINCRBY', hk, 'hp', held)
+  redis.call('SADD', HELD, host)
+  dHeld = dHeld + held
 end
 
 -- The ready set is read here and at the end: what is pending goes first.
@@ -69,17 +103,21 @@ end
 -- claimOne claims the next URI of host; it returns whether the host can
 -- give another one now (parallelQueues left, still ready).
 local function claimOne(host)
-  local item, uk, seq, lvl, r, ctx = pop(host)
+  local held, more, item, uk, seq, lvl, r, ctx = pop(host)
+  local hk = P .. 'h:' .. host
+  hold(host, hk, held)
   if item then
-    redis.call('HSET', P .. 'u:' .. host, uk, 'l' .. lvl .. seq)
-    local hk = P .. 'h:' .. host
+    local lseq = nextseq(P .. 'lseq')
+    -- The index says under which lease and since when (URIState).
+    redis.call('HSET', P .. 'u:' .. host, uk, 'l' .. lvl .. seq .. '/' .. lseq .. '/' .. now)
     local v = redis.call('HMGET', hk, 'n', 'a', 'pq', 'p', 'next', 'fs', 'sb', 'fr', 'ab', 'bo', 'bu')
-    local n, a = adjust(num(v[1]), num(v[2]), -1, 1)
+    local n, a = adjust(num(v[1]), num(v[2]), -1 - held, 1)
     redis.call('HSET', hk, 'n', n, 'a', a)
     local t = schedule(host, n, a, v[3], v[4], v[5], now)
-    local lease = host .. ' ' .. nextseq(P .. 'lseq')
+    local lease = host .. ' ' .. lseq
     addLease(lease, item, untilms)
     local blob = ctxblob(ctx) or ''
+    tcount(source(blob), -1, 1)
     out[#out + 1] = lease
     out[#out + 1] = item
     out[#out + 1] = blob
@@ -92,12 +130,14 @@ local function claimOne(host)
     -- The host was just scheduled: it gives another URI now if ready now.
     return t ~= nil and t <= now
   end
-  -- Only stale entries were left: the host has nothing queued.
-  local hk = P .. 'h:' .. host
   local v = redis.call('HMGET', hk, 'n', 'a', 'pq', 'p', 'next')
   local n0 = num(v[1])
-  local n, a = adjust(n0, num(v[2]), -n0, 0)
-  if n0 ~= 0 then redis.call('HSET', hk, 'n', n) end
+  -- Set aside HOLD_MAX URIs: the host keeps its place for the next call.
+  -- Otherwise only stale entries were left: the host has nothing queued.
+  local dn = -n0
+  if more then dn = -held end
+  local n, a = adjust(n0, num(v[2]), dn, 0)
+  if dn ~= 0 then redis.call('HSET', hk, 'n', n) end
   schedule(host, n, a, v[3], v[4], v[5], now)
   return false
 end

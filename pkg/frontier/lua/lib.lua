@@ -12,6 +12,15 @@ local LEASES = P .. 'leases'
 local LEASED = P .. 'leased'
 local CTX = P .. 'ctx'
 local CTXN = P .. 'ctxn'
+-- Per-target (source) counts: field 'q:<source id>' queued (held URIs and
+-- superseded entries not yet dropped included), 'a:<source id>' in flight;
+-- a field is dropped when it reaches 0. TN maps a source id to its tag.
+local TQ = P .. 'tq'
+local TN = P .. 'tn'
+-- Paused targets' source ids, and the hosts with URIs held for them
+-- (claim.lua sets such URIs aside in the host's qh: list).
+local PSRC = P .. 'psrc'
+local HELD = P .. 'held'
 
 local function num(v)
   return tonumber(v) or 0
@@ -40,12 +49,22 @@ end
 
 -- Increments of the shard's meta counters, and of its stats: per status
 -- (status -> count) and of bytes and retries.
-local dQueued, dInflight, dBusy, dExhausted, dHosts, dPaused = 0, 0, 0, 0, 0, 0
+local dQueued, dInflight, dBusy, dExhausted, dHosts, dPaused, dHeld = 0, 0, 0, 0, 0, 0, 0
 local dStatus, dBytes, dRetries, dNovel, dNovelBytes
 
 -- Increments of quota counters (of sources: a batch often shares one),
 -- key -> {fs, sb, fr, ab}.
 local quotas
+
+-- Increments of the per-target counts (TQ field -> delta).
+local dTarget
+
+-- tcount moves a URI of source src (its id) by dq queued and da in flight.
+local function tcount(src, dq, da)
+  dTarget = dTarget or {}
+  if dq ~= 0 then dTarget['q:' .. src] = (dTarget['q:' .. src] or 0) + dq end
+  if da ~= 0 then dTarget['a:' .. src] = (dTarget['a:' .. src] or 0) + da end
+end
 
 -- settleQuota writes the pending increments of key, before it is read or
 -- dropped.
@@ -66,6 +85,12 @@ local function flushCounters()
   if dExhausted ~= 0 then redis.call('HINCRBY', META, 'exhausted', dExhausted) end
   if dHosts ~= 0 then redis.call('HINCRBY', META, 'hosts', dHosts) end
   if dPaused ~= 0 then redis.call('HINCRBY', META, 'paused', dPaused) end
+  if dHeld ~= 0 then redis.call('HINCRBY', META, 'held', dHeld) end
+  if dTarget then
+    for field, d in pairs(dTarget) do
+      if d ~= 0 and redis.call('HINCRBY', TQ, field, d) == 0 then redis.call('HDEL', TQ, field) end
+    end
+  end
   if dStatus then
     for status, n in pairs(dStatus) do redis.call('HINCRBY', STATS, 'status:' .. status, n) end
   end
@@ -222,6 +247,12 @@ local function source(blob)
     return ''
   end
   return string.match(blob, '^([^\n]*)') or ''
+end
+
+-- srcOf returns the source id of a queue item's context; read it before
+-- the item's unref, which may drop the blob.
+local function srcOf(ctx)
+  return source(ctxblob(ctx))
 end
 
 -- adjust takes a host's live queued count (n) and leases (a) from n0, a0

@@ -176,7 +176,9 @@ local function settle(lease, kind, status, bytes, delay, cd, cap, rdelay, pq, no
       redis.call('HSET', P .. 'u:' .. host, uk, 'f' .. math.floor(now / 1000))
     end
     if bytes < 0 then bytes = 0 end
-    count(host, source(ctxblob(ctx)), status, bytes, novel)
+    local src = srcOf(ctx)
+    tcount(src, 0, -1)
+    count(host, src, status, bytes, novel)
     tallied(w, v[5], v[6], v[7], v[8], status, bytes)
     unref(ctx)
     n, a = adjust(num(v[1]), num(v[2]), 0, -1)
@@ -194,6 +196,7 @@ local function settle(lease, kind, status, bytes, delay, cd, cap, rdelay, pq, no
     settlePushes(qk)
     redis.call('LPUSH', qk, again)
     redis.call('HSET', P .. 'u:' .. host, uk, 'q' .. lvl .. seq)
+    tcount(srcOf(ctx), 1, -1)
     n, a = adjust(num(v[1]), num(v[2]), 1, -1)
     w[#w + 1] = 'n'
     w[#w + 1] = n

@@ -1,0 +1,384 @@
+package frontier
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/trawler-crawl/trawler/pkg/profile"
+)
+
+// The scale benchmark answers whether the frontier keeps its speed as it
+// grows to a domain crawl's size: it admits URIs over many hosts into one
+// redis-server and measures admission and claim+complete rates once a
+// tenth of them is queued and again once all are, with the domain crawl's
+// Bloom filter sized for 500M URIs. docs/frontier.md, Sizing.
+
+// scaleConfig is one run of the scale benchmark.
+type scaleConfig struct {
+	uris, hosts int
+	// window is how many admissions each admission rate is measured over:
+	// the first window and the last.
+	window int
+	// cycles is how many claim+complete cycles each rate is measured over.
+	cycles int
+	// bloomURIs and bloomFP size the Bloom filter.
+	bloomURIs int64
+	bloomFP   float64
+}
+
+// scaleResult holds the figures of a run.
+type scaleResult struct {
+	admitFirst, admitLast   float64 // admissions/s over the first and last window
+	cycleFirst, cycleLast   float64 // claim+complete cycles/s at a tenth and at all queued
+	queuedFirst, queuedLast int64
+	bytesPerURI             float64 // used_memory per queued URI, Bloom bitmaps excluded
+	bloomBytes              int64   // the Bloom bitmaps in Redis
+	bloomBitsPerURI         float64 // of the expected URIs
+	evalUsFirst, evalUsLast map[string]float64
+	// Per claim+complete cycle and per admission: redis-server CPU µs
+	// (INFO cpu) and, with TRAWLER_BENCH_PERF=1, instructions (perf
+	// stat), which unlike times do not vary with the machine's load.
+	cycleCPUFirst, cycleCPULast, admitCPUFirst, admitCPULast         float64
+	cycleInstrFirst, cycleInstrLast, admitInstrFirst, admitInstrLast float64
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// BenchmarkFrontierScale admits FRONTIER_BENCH_URIS (default 10,000,000)
+// URIs over FRONTIER_BENCH_HOSTS (default one per 100 URIs) into a
+// redis-server without persistence, in Bloom mode sized for
+// FRONTIER_BENCH_BLOOM_URIS (default 500,000,000) at 10^-4, and reports
+// memory per queued URI, the Bloom filter's bytes, and admission and
+// claim+complete rates at a tenth and at all of the URIs. Run it with
+// -benchtime=1x; the full size takes several minutes and about 4 GB.
+func BenchmarkFrontierScale(b *testing.B) {
+	n := envInt("FRONTIER_BENCH_URIS", 10_000_000)
+	cfg := scaleConfig{
+		uris: n, hosts: envInt("FRONTIER_BENCH_HOSTS", max(n/100, 1)),
+		window: max(n/10, 1), cycles: envInt("FRONTIER_BENCH_CYCLES", min(max(n/50, 1), 200_000)),
+		bloomURIs: int64(envInt("FRONTIER_BENCH_BLOOM_URIS", 500_000_000)), bloomFP: 1e-4,
+	}
+	for range b.N {
+		r := runScale(b, cfg)
+		b.ReportMetric(r.bytesPerURI, "bytes/queued-uri")
+		b.ReportMetric(float64(r.bloomBytes)/float64(cfg.bloomURIs), "bloom-bytes/uri")
+		b.ReportMetric(r.bloomBitsPerURI, "bloom-bits/uri")
+		b.ReportMetric(r.admitFirst, "admit/s@10%")
+		b.ReportMetric(r.admitLast, "admit/s@100%")
+		b.ReportMetric(r.cycleFirst, "cycles/s@10%")
+		b.ReportMetric(r.cycleLast, "cycles/s@100%")
+		b.Logf("%d URIs over %d hosts: %.0f bytes per queued URI (%d queued), Bloom %d bytes for %d URIs (%.2f bits/URI); "+
+			"admissions/s %.0f at %d, %.0f at %d (%+.1f%%); claim+complete/s %.0f at %d queued, %.0f at %d queued (%+.1f%%)",
+			cfg.uris, cfg.hosts, r.bytesPerURI, r.queuedLast, r.bloomBytes, cfg.bloomURIs, r.bloomBitsPerURI,
+			r.admitFirst, cfg.window, r.admitLast, cfg.uris, pct(r.admitFirst, r.admitLast),
+			r.cycleFirst, r.queuedFirst, r.cycleLast, r.queuedLast, pct(r.cycleFirst, r.cycleLast))
+		b.Logf("EVALSHA µs per call at 10%%: %v; at 100%%: %v", r.evalUsFirst, r.evalUsLast)
+		b.Logf("redis-server per admission: %.1f then %.1f CPU µs, %.0f then %.0f instructions; per claim+complete: %.1f then %.1f CPU µs, %.0f then %.0f instructions",
+			r.admitCPUFirst, r.admitCPULast, r.admitInstrFirst, r.admitInstrLast, r.cycleCPUFirst, r.cycleCPULast, r.cycleInstrFirst, r.cycleInstrLast)
+	}
+}
+
+// TestFrontierScaleSmoke keeps the scale benchmark working at a tiny size
+// (the CI smoke run; it checks no rates, since the machine is shared).
+func TestFrontierScaleSmoke(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("no redis-server")
+	}
+	r := runScale(t, scaleConfig{uris: 20_000, hosts: 200, window: 2_000, cycles: 500, bloomURIs: 1_000_000, bloomFP: 1e-4})
+	if r.bytesPerURI <= 0 || r.bytesPerURI > 1000 || r.bloomBytes <= 0 || r.admitLast <= 0 || r.cycleLast <= 0 {
+		t.Fatalf("implausible figures: %+v", r)
+	}
+}
+
+func pct(first, last float64) float64 { return 100 * (last - first) / first }
+
+// scaleURL is a URL of host h, about 60 bytes; n numbers it in the crawl.
+func scaleURL(h, n int) string {
+	return fmt.Sprintf("http://www.site-%06d.example.co.uk/section/%d/article-%08d.html", h, n%10, n)
+}
+
+func scaleCand(hosts, n int) Candidate {
+	h := n % hosts
+	c := cand("x", "/", "LL", false)
+	c.Launch.URL, c.Launch.ParentURL = scaleURL(h, n), scaleURL(h, n/7)
+	return c
+}
+
+func runScale(tb testing.TB, cfg scaleConfig) scaleResult {
+	tb.Helper()
+	rdb := startBareRedis(tb)
+	f, err := New(rdb, "bench", Options{SeenFilter: profile.SeenBloom, BloomExpectedURIs: cfg.bloomURIs, BloomFalsePositiveRate: cfg.bloomFP})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var r scaleResult
+	base := usedMemoryTB(tb, rdb)
+	bt := NewBatcher(f)
+
+	var el time.Duration
+	r.admitCPUFirst, r.admitInstrFirst = serverCost(tb, rdb, cfg.window, func() {
+		el = admitRange(tb, bt, cfg.hosts, 0, cfg.window)
+	})
+	r.admitFirst = float64(cfg.window) / el.Seconds()
+	r.queuedFirst = mustStats(tb, f).Queued
+	before := commandStats(tb, rdb)
+	r.cycleCPUFirst, r.cycleInstrFirst = serverCost(tb, rdb, cfg.cycles, func() {
+		r.cycleFirst = claimComplete(tb, f, bt, cfg.cycles)
+	})
+	r.evalUsFirst = evalUs(before, commandStats(tb, rdb))
+
+	if rest := cfg.uris - 2*cfg.window; rest > 0 {
+		admitRange(tb, bt, cfg.hosts, cfg.window, cfg.window+rest)
+	}
+	start := max(cfg.uris-cfg.window, cfg.window)
+	r.admitCPULast, r.admitInstrLast = serverCost(tb, rdb, cfg.uris-start, func() {
+		el = admitRange(tb, bt, cfg.hosts, start, cfg.uris)
+	})
+	r.admitLast = float64(cfg.uris-start) / el.Seconds()
+
+	st := mustStats(tb, f)
+	r.queuedLast = st.Queued
+	r.bloomBytes = bloomBytesIn(tb, rdb, f)
+	r.bytesPerURI = float64(usedMemoryTB(tb, rdb)-base-r.bloomBytes) / float64(st.Queued)
+	r.bloomBitsPerURI = float64(f.bloom.m) / float64(cfg.bloomURIs)
+	before = commandStats(tb, rdb)
+	r.cycleCPULast, r.cycleInstrLast = serverCost(tb, rdb, cfg.cycles, func() {
+		r.cycleLast = claimComplete(tb, f, bt, cfg.cycles)
+	})
+	r.evalUsLast = evalUs(before, commandStats(tb, rdb))
+	return r
+}
+
+// admitRange admits URIs [from, to) as the worker does: pages' outlinks
+// (batches of 50) from several threads through the Batcher.
+func admitRange(tb testing.TB, bt *Batcher, hosts, from, to int) time.Duration {
+	tb.Helper()
+	const threads, page = 8, 50
+	var next atomic.Int64
+	next.Store(int64(from))
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range threads {
+		wg.Go(func() {
+			batch := make([]Candidate, 0, page)
+			for {
+				i := int(next.Add(page)) - page
+				if i >= to {
+					return
+				}
+				batch = batch[:0]
+				for n := i; n < min(i+page, to); n++ {
+					batch = append(batch, scaleCand(hosts, n))
+				}
+				res, err := bt.Admit(context.Background(), batch)
+				if err != nil {
+					tb.Error(err)
+					return
+				}
+				for _, a := range res {
+					if a.Err != nil {
+						tb.Error(a.Err)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	el := time.Since(start)
+	if tb.Failed() {
+		tb.FailNow()
+	}
+	return el
+}
+
+// claimComplete runs n claim+complete cycles as BenchmarkClaimComplete
+// does (16 loops claiming 8 at a time, completions through the Batcher)
+// and returns cycles/s.
+func claimComplete(tb testing.TB, f *Frontier, bt *Batcher, n int) float64 {
+	tb.Helper()
+	pol := testPolicy()
+	var done, claimed atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range 16 {
+		wg.Go(func() {
+			ctx := context.Background()
+			deadline := time.Now().Add(time.Minute)
+			for claimed.Load() < int64(n) {
+				cs, wait, err := f.Claim(ctx, 8, time.Minute)
+				if err != nil {
+					tb.Error(err)
+					return
+				}
+				// On a small frontier every ready host can be leased by
+				// the other loops for a moment; the claim then says when
+				// to ask again.
+				if len(cs) == 0 {
+					if wait == Idle || time.Now().After(deadline) {
+						tb.Errorf("nothing to claim after %d of %d (wait %v)", done.Load(), n, wait)
+						return
+					}
+					time.Sleep(max(wait, time.Millisecond)) // polling the frontier with a deadline
+					continue
+				}
+				claimed.Add(int64(len(cs)))
+				var cwg sync.WaitGroup
+				for _, c := range cs {
+					cwg.Go(func() {
+						if _, err := bt.Complete(ctx, []Outcome{{Claim: c, Status: 200, Bytes: 5000, Policy: pol}}); err != nil {
+							tb.Error(err)
+						}
+					})
+				}
+				cwg.Wait()
+				done.Add(int64(len(cs)))
+			}
+		})
+	}
+	wg.Wait()
+	el := time.Since(start)
+	if tb.Failed() {
+		tb.FailNow()
+	}
+	return float64(done.Load()) / el.Seconds()
+}
+
+// serverCost runs fn and returns redis-server's CPU µs and instructions
+// (0 unless counted) per op over it.
+func serverCost(tb testing.TB, rdb *redis.Client, ops int, fn func()) (cpuUs, instr float64) {
+	tb.Helper()
+	cpu0 := serverCPU(tb, rdb)
+	count := perfInstructions(tb, rdb)
+	fn()
+	instr = count() / float64(ops)
+	return (serverCPU(tb, rdb) - cpu0) * 1e6 / float64(ops), instr
+}
+
+// serverCPU is redis-server's CPU seconds so far, from INFO cpu.
+func serverCPU(tb testing.TB, rdb *redis.Client) float64 {
+	tb.Helper()
+	s, err := rdb.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var total float64
+	for _, line := range strings.Split(s, "\n") {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
+		if k == "used_cpu_sys" || k == "used_cpu_user" {
+			f, _ := strconv.ParseFloat(v, 64)
+			total += f
+		}
+	}
+	return total
+}
+
+// evalUs is the mean EVALSHA time in µs between two commandstats
+// snapshots, per script command and in total, so a script that slows down
+// with size shows which.
+func evalUs(before, after map[string]cmdStat) map[string]float64 {
+	out := map[string]float64{}
+	for name, a := range after {
+		b := before[name]
+		if n := a.calls - b.calls; n > 0 && (name == "evalsha" || !clientCommands[name]) {
+			out[name] = float64(a.usec-b.usec) / float64(n)
+		}
+	}
+	return out
+}
+
+// bloomBytesIn is the memory of the shard's Bloom bitmaps (SETBIT grows a
+// string up to the highest bit set, so a filter is whole after a few
+// admissions).
+func bloomBytesIn(tb testing.TB, rdb *redis.Client, f *Frontier) int64 {
+	tb.Helper()
+	var total int64
+	for i := uint64(0); i*f.bloom.chunk < f.bloom.m; i++ {
+		n, err := rdb.StrLen(context.Background(), f.prefixes[0]+"bloom:"+strconv.FormatUint(i, 10)).Result()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		total += n
+	}
+	return total
+}
+
+func mustStats(tb testing.TB, f *Frontier) Stats {
+	tb.Helper()
+	st, err := f.Stats(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return st
+}
+
+func usedMemoryTB(tb testing.TB, rdb *redis.Client) int64 {
+	tb.Helper()
+	s, err := rdb.Info(context.Background(), "memory").Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, line := range strings.Split(s, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	tb.Fatal("no used_memory in INFO")
+	return 0
+}
+
+// startBareRedis runs redis-server on loopback without persistence (the
+// benchmark measures the frontier, not the disk), with the listpack limit
+// the embedded server and compose use, and stops it at cleanup.
+func startBareRedis(tb testing.TB) *redis.Client {
+	tb.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		tb.Skip("no redis-server")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	// FRONTIER_BENCH_LISTPACK overrides the limit, to see what the
+	// listpack scans of a host's URI index cost as hosts fill up.
+	listpack := strconv.Itoa(envInt("FRONTIER_BENCH_LISTPACK", 128))
+	cmd := exec.Command("redis-server", "--bind", "127.0.0.1", "--port", port, "--dir", tb.TempDir(),
+		"--save", "", "--appendonly", "no", "--hash-max-listpack-entries", listpack, "--logfile", "")
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 64})
+	tb.Cleanup(func() { _ = rdb.Close() })
+	deadline := time.Now().Add(30 * time.Second)
+	for rdb.Ping(context.Background()).Err() != nil {
+		if time.Now().After(deadline) {
+			tb.Fatalf("redis-server on %s not answering", addr)
+		}
+		time.Sleep(20 * time.Millisecond) // polling PING with a deadline
+	}
+	return rdb
+}

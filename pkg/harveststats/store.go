@@ -1,0 +1,362 @@
+package harveststats
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/trawler-crawl/trawler/pkg/messages"
+)
+
+// Keys, under the crawl's prefix (one hash tag, so one slot on Redis
+// Cluster):
+//
+//	srcs            zset  source -> last activity (ms)
+//	s:<source>:l    zset  the source's launch timestamps (lexical)
+//	s:<source>:ev   zset  the source's events (JSON), scored by event time
+//	sealed          hash  launch key -> state it was sealed in
+//	done            hash  launch key -> metadata WARC written
+//
+// Recording is three ZADDs per event: a redelivered event is the same
+// member again and changes nothing. Which launch an event belongs to, and
+// counting a URL once per launch, are decided when a launch is read (see
+// window), so the order in which events arrive does not matter: a
+// prerequisite (dns:, robots.txt) finished before its seed, whose event
+// names the launch, still belongs to the seed's launch.
+
+// Store keeps the statistics of one crawl in Redis. It is safe for
+// concurrent use.
+type Store struct {
+	rdb    redis.UniversalClient
+	crawl  string
+	prefix string
+	now    func() time.Time
+}
+
+// New returns the store of crawl's statistics; now is the clock (nil:
+// time.Now).
+func New(rdb redis.UniversalClient, crawl string, now func() time.Time) *Store {
+	if now == nil {
+		now = time.Now
+	}
+	return &Store{rdb: rdb, crawl: crawl, prefix: "trawler:hs:{" + crawl + "}:", now: now}
+}
+
+func (s *Store) srcKey(source, part string) string { return s.prefix + "s:" + source + ":" + part }
+
+// Record stores a batch of events. It is idempotent: a redelivered batch
+// changes nothing.
+func (s *Store) Record(ctx context.Context, events []messages.Crawled) error {
+	if len(events) == 0 {
+		return nil
+	}
+	now := float64(s.now().UnixMilli())
+	pipe := s.rdb.Pipeline()
+	for i := range events {
+		ev := &events[i]
+		b, err := ev.MarshalJSON()
+		if err != nil {
+			return fmt.Errorf("harvest statistics: encode event %s: %w", ev.URL, err)
+		}
+		at, err := ev.Time()
+		if err != nil {
+			// The consumer's decoder accepts events without a usable time;
+			// they count at the time they arrive.
+			at = s.now()
+		}
+		pipe.ZAdd(ctx, s.srcKey(ev.Seed, "ev"), redis.Z{Score: float64(at.UnixMilli()), Member: string(b)})
+		if ts := LaunchTimestamp(ev.Annotations); ts != "" {
+			pipe.ZAdd(ctx, s.srcKey(ev.Seed, "l"), redis.Z{Member: ts})
+		}
+		pipe.ZAdd(ctx, s.prefix+"srcs", redis.Z{Score: now, Member: ev.Seed})
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("harvest statistics: record %d events: %w", len(events), err)
+	}
+	return nil
+}
+
+// launchesOf returns a source's launches, oldest first: "" first when
+// events came before its first launch (or it has none).
+func (s *Store) launchesOf(ctx context.Context, source string) ([]string, error) {
+	ls, err := s.rdb.ZRange(ctx, s.srcKey(source, "l"), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("harvest statistics: launches of %s: %w", source, err)
+	}
+	first := "+inf"
+	if len(ls) > 0 {
+		first = "(" + strconv.FormatInt(tsMillis(ls[0]), 10)
+	}
+	n, err := s.rdb.ZCount(ctx, s.srcKey(source, "ev"), "-inf", first).Result()
+	if err != nil {
+		return nil, fmt.Errorf("harvest statistics: events of %s: %w", source, err)
+	}
+	if n > 0 {
+		ls = append([]string{""}, ls...)
+	}
+	return ls, nil
+}
+
+// tsMillis is a 14-digit launch timestamp in Unix milliseconds; "" is the
+// beginning of time.
+func tsMillis(ts string) int64 {
+	t, err := messages.ParseTimestamp14(ts)
+	if ts == "" || err != nil {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// window returns the launch's events, each URL once (its first event):
+// the source's events from the launch timestamp until the next launch's.
+func (s *Store) window(ctx context.Context, l Launch) ([]messages.Crawled, error) {
+	ls, err := s.launchesOf(ctx, l.Source)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.Index(ls, l.Timestamp)
+	if i < 0 {
+		return nil, fmt.Errorf("%w %s", ErrUnknownLaunch, l)
+	}
+	lo, hi := "-inf", "+inf"
+	if l.Timestamp != "" {
+		lo = strconv.FormatInt(tsMillis(l.Timestamp), 10)
+	}
+	if i+1 < len(ls) {
+		hi = "(" + strconv.FormatInt(tsMillis(ls[i+1]), 10)
+	}
+	vals, err := s.rdb.ZRangeByScore(ctx, s.srcKey(l.Source, "ev"), &redis.ZRangeBy{Min: lo, Max: hi}).Result()
+	if err != nil {
+		return nil, fmt.Errorf("harvest statistics: events of %s: %w", l, err)
+	}
+	seen := map[string]bool{}
+	out := make([]messages.Crawled, 0, len(vals))
+	for _, v := range vals {
+		ev, err := messages.DecodeCrawled([]byte(v))
+		if err != nil {
+			return nil, fmt.Errorf("harvest statistics: stored event of %s: %w", l, err)
+		}
+		if seen[ev.URL] {
+			continue // a recrawl within the launch, or a retried URI's repeat
+		}
+		seen[ev.URL] = true
+		out = append(out, ev)
+	}
+	return out, nil
+}
+
+// Active is a launch not yet sealed.
+type Active struct {
+	Launch Launch
+	// LastActivity is when the store last recorded an event of its source.
+	LastActivity time.Time
+	// Superseded: a later launch of the same source has begun.
+	Superseded bool
+}
+
+// Active lists the launches not sealed yet.
+func (s *Store) Active(ctx context.Context) ([]Active, error) {
+	srcs, err := s.rdb.ZRangeWithScores(ctx, s.prefix+"srcs", 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("harvest statistics: sources: %w", err)
+	}
+	sealed, err := s.rdb.HGetAll(ctx, s.prefix+"sealed").Result()
+	if err != nil {
+		return nil, fmt.Errorf("harvest statistics: sealed launches: %w", err)
+	}
+	var out []Active
+	for _, z := range srcs {
+		src := z.Member.(string)
+		ls, err := s.launchesOf(ctx, src)
+		if err != nil {
+			return nil, err
+		}
+		for i, ts := range ls {
+			l := Launch{Source: src, Timestamp: ts}
+			if _, ok := sealed[l.Key()]; ok {
+				continue
+			}
+			out = append(out, Active{Launch: l, LastActivity: time.UnixMilli(int64(z.Score)).UTC(), Superseded: i+1 < len(ls)})
+		}
+	}
+	return out, nil
+}
+
+// ErrUnknownLaunch is returned for a launch the store has no event of.
+var ErrUnknownLaunch = errors.New("harvest statistics: unknown launch")
+
+// Stats returns a launch's statistics. A sealed launch is reported in the
+// state it was sealed with; an active one as running.
+func (s *Store) Stats(ctx context.Context, l Launch) (LaunchStats, error) {
+	evs, err := s.window(ctx, l)
+	if err != nil {
+		return LaunchStats{}, err
+	}
+	if len(evs) == 0 {
+		return LaunchStats{}, fmt.Errorf("%w %s", ErrUnknownLaunch, l)
+	}
+	state, err := s.rdb.HGet(ctx, s.prefix+"sealed", l.Key()).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return LaunchStats{}, fmt.Errorf("harvest statistics of %s: %w", l, err)
+	}
+	if state == "" {
+		state = StateRunning
+	}
+	return Build(s.crawl, l, state, evs), nil
+}
+
+// Build makes the statistics of a launch in state from its events, each
+// URL counted once.
+func Build(crawl string, l Launch, state string, events []messages.Crawled) LaunchStats {
+	counts := map[string]int64{}
+	for i := range events {
+		tally(counts, Domain(&events[i]), &events[i])
+	}
+	domains := decode(counts)
+	decide(domains, state)
+	return LaunchStats{Crawl: crawl, Launch: l, State: state, Domains: domains, Totals: total(domains)}
+}
+
+// Events calls fn with every event the launch counts, in time order.
+func (s *Store) Events(ctx context.Context, l Launch, fn func(messages.Crawled) error) error {
+	evs, err := s.window(ctx, l)
+	if err != nil {
+		return err
+	}
+	for _, ev := range evs {
+		if err := fn(ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Seal ends a launch in state (completed, terminated, running at crawl
+// end, or the limit that ended the crawl): it is no longer active and its
+// statistics report state from now on.
+func (s *Store) Seal(ctx context.Context, l Launch, state string) error {
+	if err := s.rdb.HSet(ctx, s.prefix+"sealed", l.Key(), state).Err(); err != nil {
+		return fmt.Errorf("harvest statistics: seal %s: %w", l, err)
+	}
+	return nil
+}
+
+// Launches lists every launch the store knows, sealed or not, with its
+// state.
+func (s *Store) Launches(ctx context.Context) (map[Launch]string, error) {
+	out := map[Launch]string{}
+	act, err := s.Active(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range act {
+		out[a.Launch] = StateRunning
+	}
+	sealed, err := s.rdb.HGetAll(ctx, s.prefix+"sealed").Result()
+	if err != nil {
+		return nil, fmt.Errorf("harvest statistics: sealed launches: %w", err)
+	}
+	for k, st := range sealed {
+		if l, err := ParseKey(k); err == nil {
+			out[l] = st
+		}
+	}
+	return out, nil
+}
+
+// MarkDone records that the launch's provenance (metadata WARC) was
+// written as file, so a restart does not write it again.
+func (s *Store) MarkDone(ctx context.Context, l Launch, file string) error {
+	if err := s.rdb.HSet(ctx, s.prefix+"done", l.Key(), file).Err(); err != nil {
+		return fmt.Errorf("harvest statistics: mark %s done: %w", l, err)
+	}
+	return nil
+}
+
+// Done returns the file recorded by MarkDone, "" when none.
+func (s *Store) Done(ctx context.Context, l Launch) (string, error) {
+	f, err := s.rdb.HGet(ctx, s.prefix+"done", l.Key()).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("harvest statistics: done %s: %w", l, err)
+	}
+	return f, nil
+}
+
+// Sealed lists the sealed launches whose provenance is not done: those a
+// crash stopped between sealing and writing.
+func (s *Store) Sealed(ctx context.Context) (map[Launch]string, error) {
+	sealed, err := s.rdb.HGetAll(ctx, s.prefix+"sealed").Result()
+	if err != nil {
+		return nil, fmt.Errorf("harvest statistics: sealed launches: %w", err)
+	}
+	done, err := s.rdb.HGetAll(ctx, s.prefix+"done").Result()
+	if err != nil {
+		return nil, fmt.Errorf("harvest statistics: done launches: %w", err)
+	}
+	out := map[Launch]string{}
+	for k, st := range sealed {
+		if _, ok := done[k]; ok {
+			continue
+		}
+		if l, err := ParseKey(k); err == nil {
+			out[l] = st
+		}
+	}
+	return out, nil
+}
+
+// Text renders statistics as the report file harvest-statistics.txt: one
+// line per domain, NetarchiveSuite's columns.
+func (st LaunchStats) Text() []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# crawl %s source %s launch %s state %s\n", st.Crawl, st.Launch.Source, orDash(st.Launch.Timestamp), st.State)
+	b.WriteString("# domain uris novel-objects novel-bytes duplicate-objects duplicate-bytes first-fetch last-fetch stop-reason by-status\n")
+	for _, d := range append(append([]DomainStats{}, st.Domains...), st.Totals) {
+		name, reason := d.Domain, d.StopReason.String()
+		if name == "" {
+			name, reason = "TOTAL", "-"
+		}
+		fmt.Fprintf(&b, "%s %d %d %d %d %d %s %s %s %s\n", name, d.URIs, d.NovelObjects, d.NovelBytes,
+			d.DuplicateObject, d.DuplicateBytes, fmtTime(d.FirstFetch), fmtTime(d.LastFetch), strings.ReplaceAll(reason, " ", "_"), byStatus(d.ByStatus))
+	}
+	return []byte(b.String())
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return messages.FormatTimestamp(t)
+}
+
+func byStatus(m map[string]int64) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + ":" + strconv.FormatInt(m[k], 10)
+	}
+	return strings.Join(parts, ",")
+}

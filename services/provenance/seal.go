@@ -1,0 +1,331 @@
+package provenance
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/trawler-crawl/trawler/pkg/cdx"
+	"github.com/trawler-crawl/trawler/pkg/harveststats"
+	"github.com/trawler-crawl/trawler/pkg/messages"
+	"github.com/trawler-crawl/trawler/pkg/metawarc"
+	"github.com/trawler-crawl/trawler/pkg/reports"
+)
+
+// Report file names, beside Heritrix's six reports in a launch's
+// directory under Config.ReportDir.
+const (
+	StatsJSON = "harvest-statistics.json"
+	StatsText = "harvest-statistics.txt"
+)
+
+// LaunchDir is the report directory of a launch:
+// <data>/provenance/<crawl>/<source id>-<launch timestamp or "none">.
+func (c Config) LaunchDir(l harveststats.Launch) string {
+	ts := l.Timestamp
+	if ts == "" {
+		ts = "none"
+	}
+	return filepath.Join(c.ReportDir(), metawarc.SourceID(l.Source)+"-"+ts)
+}
+
+// writeLaunch publishes a sealed launch's statistics, writes its reports
+// and its metadata WARC, announces the WARC and marks the launch done.
+// Every step may be repeated after a crash: the topic is keyed by launch,
+// files are replaced whole, and the WARC keeps its first complete copy.
+func (s *Service) writeLaunch(ctx context.Context, l harveststats.Launch) error {
+	st, err := s.store.Stats(ctx, l)
+	if err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return fmt.Errorf("provenance: encode statistics of %s: %w", l, err)
+	}
+	if err := s.publish(ctx, s.cfg.StatsTopic(), l.Key(), js); err != nil {
+		return err
+	}
+	dir := s.cfg.LaunchDir(l)
+	launched, hasTime := launchTime(l)
+	agg, cdxLines, seeds, origin, err := s.collect(ctx, l)
+	if err != nil {
+		return err
+	}
+	now := s.d.Now().UTC()
+	info := reports.RunInfo{End: now, Status: runStatus(st.State)}
+	if hasTime {
+		info.Start = launched
+	}
+	if err := agg.WriteAll(dir, info); err != nil {
+		return fmt.Errorf("provenance: reports of %s: %w", l, err)
+	}
+	for name, data := range map[string][]byte{StatsJSON: js, StatsText: st.Text()} {
+		if err := writeFile(filepath.Join(dir, name), data); err != nil {
+			return err
+		}
+	}
+	items, err := s.items(ctx, l, st, js, dir, cdxLines, seeds)
+	if err != nil {
+		return err
+	}
+	at := launched
+	if !hasTime {
+		at = st.Totals.FirstFetch
+	}
+	meta, err := s.metaFor(origin)
+	if err != nil {
+		return err
+	}
+	res, err := metawarc.Write(ctx, meta, meta.Name(l.Source, at), now, items)
+	if err != nil {
+		return fmt.Errorf("provenance: %w", err)
+	}
+	if err := s.announce(ctx, res); err != nil {
+		return err
+	}
+	if err := s.store.MarkDone(ctx, l, res.Name); err != nil {
+		return err
+	}
+	s.m.warcs.Inc()
+	s.log.Info("metadata WARC written", "source", l.Source, "launch", l.Timestamp, "state", st.State,
+		"file", res.Path, "existed", res.Existed)
+	return nil
+}
+
+// streamOrigin is the stream and WARC prefix a launch's events name
+// (extra_info.stream, extra_info.warcPrefix): its metadata WARC goes with
+// that stream's content, under that stream's legal basis.
+type streamOrigin struct{ stream, prefix string }
+
+// collect reads the launch's events into reports, CDX11 lines and seeds,
+// and the stream they came from.
+func (s *Service) collect(ctx context.Context, l harveststats.Launch) (*reports.Aggregator, []byte, []string, streamOrigin, error) {
+	var evs []messages.Crawled
+	var seeds []string
+	var origin streamOrigin
+	if err := s.store.Events(ctx, l, func(ev messages.Crawled) error {
+		if origin.stream == "" {
+			origin.stream, _ = ev.ExtraInfo["stream"].(string)
+			origin.prefix, _ = ev.ExtraInfo["warcPrefix"].(string)
+		}
+		evs = append(evs, ev)
+		if ev.HopPath == "" && !strings.HasPrefix(ev.URL, "dns:") {
+			seeds = append(seeds, ev.URL)
+		}
+		return nil
+	}); err != nil {
+		return nil, nil, nil, origin, err
+	}
+	agg := reports.New(reports.Options{CrawlName: s.d.Profile.Crawl.Name, Seeds: seeds})
+	var lines []string
+	for _, ev := range evs {
+		agg.Add(ev)
+		if line, ok := cdx.FromCrawled(ev); ok {
+			lines = append(lines, line.CDX11())
+		}
+	}
+	// CDX files are sorted, as `sort` would sort them for a CDX server.
+	slices.Sort(lines)
+	var b strings.Builder
+	if len(lines) > 0 {
+		b.WriteString(" CDX N b a m s k r M S V g\n")
+	}
+	for _, line := range lines {
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	return agg, []byte(b.String()), seeds, origin, nil
+}
+
+// metaFor is where a launch of origin's stream writes its metadata WARC:
+// the configured directory and prefix, unless they are the defaults and
+// the launch belongs to another stream of the crawl (a bypm launch gets
+// <data>/warcs/fc-bypm-metadata and BYPM-METADATA, not npld's). A
+// directory first used is cleared of what a crash left in its staging.
+func (s *Service) metaFor(o streamOrigin) (metawarc.Config, error) {
+	m := s.meta
+	if o.stream != "" && o.stream != s.cfg.Stream && s.cfg.WARCDir == "" && s.cfg.Crawl == "fc" {
+		m.Dir = filepath.Join(s.cfg.DataDir, "warcs", s.cfg.Crawl+"-"+o.stream+"-metadata")
+	}
+	if o.prefix != "" && s.cfg.WARCPrefix == "" && !strings.ContainsAny(o.prefix, "/\\ ") {
+		m.Prefix = strings.TrimSuffix(o.prefix, "-WEBRENDER") + "-METADATA"
+	}
+	if !s.recovered[m.Dir] {
+		if err := metawarc.Recover(m.Dir, s.log); err != nil {
+			return m, err
+		}
+		s.recovered[m.Dir] = true
+	}
+	return m, nil
+}
+
+// items are the metadata WARC's records, in NetarchiveSuite's order:
+// setup, logs, reports, index.
+func (s *Service) items(ctx context.Context, l harveststats.Launch, st harveststats.LaunchStats, js []byte,
+	dir string, cdxLines []byte, seeds []string) ([]metawarc.Item, error) {
+	uri := func(path string) string { return metawarc.URI(path, s.cfg.Crawl, l.Source, l.Timestamp) }
+	sheets, err := yaml.Marshal(s.d.Profile.Sheets)
+	if err != nil {
+		return nil, fmt.Errorf("provenance: encode sheets: %w", err)
+	}
+	logLines, err := s.crawlLog(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	items := []metawarc.Item{
+		{URI: uri(metawarc.PathProfile), ContentType: "application/yaml", Block: []byte(s.d.Profile.YAML())},
+		{URI: uri(metawarc.PathSheets), ContentType: "application/yaml", Block: sheets},
+		{URI: uri(metawarc.PathSeeds), ContentType: "text/plain", Block: []byte(strings.Join(seeds, "\n") + "\n")},
+		{URI: uri(metawarc.PathCrawlLog), ContentType: "text/plain", Block: logLines},
+	}
+	for _, name := range []string{reports.CrawlReport, reports.SeedsReport, reports.HostsReport,
+		reports.SourceReport, reports.MimetypeReport, reports.ResponseCodeReport} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return nil, fmt.Errorf("provenance: read report: %w", err)
+		}
+		items = append(items, metawarc.Item{URI: uri(metawarc.PathReports + name), ContentType: "text/plain", Block: b})
+	}
+	items = append(items,
+		metawarc.Item{URI: uri(metawarc.PathStatsJSON), ContentType: "application/json", Block: js},
+		metawarc.Item{URI: uri(metawarc.PathStatsText), ContentType: "text/plain", Block: st.Text()},
+		metawarc.Item{URI: uri(metawarc.PathCDX), ContentType: "text/plain", Block: cdxLines})
+	return items, nil
+}
+
+// crawlLog selects the launch's crawl.log lines: its source's lines from
+// its launch time until the next launch of the source.
+func (s *Service) crawlLog(ctx context.Context, l harveststats.Launch) ([]byte, error) {
+	w := metawarc.LogWindow{Source: l.Source, Launch: l.Timestamp}
+	w.From, _ = launchTime(l)
+	all, err := s.store.Launches(ctx)
+	if err != nil {
+		return nil, err
+	}
+	next := ""
+	for o := range all {
+		if o.Source == l.Source && o.Timestamp > l.Timestamp && (next == "" || o.Timestamp < next) {
+			next = o.Timestamp
+		}
+	}
+	if next != "" {
+		w.To, _ = launchTime(harveststats.Launch{Timestamp: next})
+	}
+	files, err := metawarc.LogFiles(s.cfg.logDirs())
+	if err != nil {
+		return nil, fmt.Errorf("provenance: %w", err)
+	}
+	b, _, err := metawarc.SelectLines(files, w)
+	if err != nil {
+		return nil, fmt.Errorf("provenance: %w", err)
+	}
+	return b, nil
+}
+
+// launchTime parses a launch's timestamp; false for none.
+func launchTime(l harveststats.Launch) (time.Time, bool) {
+	t, err := messages.ParseTimestamp14(l.Timestamp)
+	return t, err == nil && l.Timestamp != ""
+}
+
+// runStatus is Heritrix's crawl status text for a launch's state.
+func runStatus(state string) string {
+	switch state {
+	case harveststats.StateCompleted:
+		return "Finished"
+	case harveststats.StateRunning:
+		return "Finished - Still running when the crawl ended"
+	case harveststats.ReasonTerminated:
+		return "Finished - Ended by operator"
+	}
+	return "Finished - " + state + " limit hit"
+}
+
+// announce publishes the closed-file notice of a metadata WARC.
+func (s *Service) announce(ctx context.Context, res metawarc.Result) error {
+	n := messages.WarcNotice{Filename: res.Name, Path: res.Path, Size: res.Size, Records: res.Records,
+		CrawlName: s.d.Profile.Crawl.Name, Host: s.meta.Hostname,
+		Opened: messages.FormatTimestamp(res.Opened), Closed: messages.FormatTimestamp(res.Closed)}
+	if res.Opened.IsZero() {
+		n.Opened = n.Closed
+	}
+	b, err := json.Marshal(n)
+	if err != nil {
+		return fmt.Errorf("provenance: encode notice: %w", err)
+	}
+	return s.publish(ctx, s.cfg.WARCsTopic(), res.Name, b)
+}
+
+// publish produces one record and waits for it.
+func (s *Service) publish(ctx context.Context, topic, key string, value []byte) error {
+	if err := s.out.ProduceSync(ctx, &kgo.Record{Topic: topic, Key: []byte(key), Value: value}).FirstErr(); err != nil {
+		return fmt.Errorf("provenance: produce to %s: %w", topic, err)
+	}
+	return nil
+}
+
+// writeFile replaces path whole: a temporary file renamed into place.
+func writeFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("provenance: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("provenance: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("provenance: %w", err)
+	}
+	return nil
+}
+
+// waitCaughtUp waits until the statistics group has committed the end of
+// every partition of the crawled topic.
+func (s *Service) waitCaughtUp(ctx context.Context) error {
+	adm := kadm.NewClient(s.out)
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		lag, err := groupLag(ctx, adm, s.cfg.Group(), s.cfg.CrawledTopic())
+		if err == nil && lag == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("provenance: wait for the statistics consumer (lag %d, %v): %w", lag, err, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// groupLag is end offset minus committed offset, summed over the topic.
+func groupLag(ctx context.Context, adm *kadm.Client, group, topic string) (int64, error) {
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return 0, err
+	}
+	committed, err := adm.FetchOffsets(ctx, group)
+	if err != nil {
+		return 0, err
+	}
+	var lag int64
+	ends.Each(func(o kadm.ListedOffset) {
+		at := int64(0)
+		if c, ok := committed.Lookup(topic, o.Partition); ok {
+			at = c.At
+		}
+		if o.Offset > at {
+			lag += o.Offset - at
+		}
+	})
+	return lag, nil
+}

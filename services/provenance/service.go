@@ -1,0 +1,366 @@
+// Package provenance is the provenance role (docs/provenance.md): over a
+// crawl's crawled events it keeps NetarchiveSuite-style harvest statistics
+// per launch and domain (pkg/harveststats), seals a launch once nothing of
+// it is queued or in flight (or the crawl ends), then publishes its
+// statistics on <crawl>.harveststats, writes them and Heritrix's reports
+// under the data directory, and writes its metadata WARC
+// (pkg/metawarc), announced on <crawl>.warcs like any WARC. With a watched
+// export it also runs the document finder (pkg/docfind), publishing
+// documents on <crawl>.documents and in a JSONL file.
+//
+// Consumption is at-least-once and every effect is idempotent: counting is
+// once per URL and launch, a sealed launch's metadata WARC has one
+// deterministic name and is written whole or not at all, and documents
+// are once per digest. Undecodable events go to <crawl>.dlq.
+package provenance
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/trawler-crawl/trawler/pkg/docfind"
+	"github.com/trawler-crawl/trawler/pkg/frontier"
+	"github.com/trawler-crawl/trawler/pkg/harveststats"
+	"github.com/trawler-crawl/trawler/pkg/kafka"
+	"github.com/trawler-crawl/trawler/pkg/messages"
+	"github.com/trawler-crawl/trawler/pkg/metawarc"
+	"github.com/trawler-crawl/trawler/pkg/profile"
+)
+
+// TargetCounter reports what each target (source tag) has queued and in
+// flight: *frontier.Frontier.
+type TargetCounter interface {
+	TargetCounts(ctx context.Context) ([]frontier.TargetCount, error)
+}
+
+// Deps are the service's dependencies.
+type Deps struct {
+	Kafka kafka.Config
+	Redis redis.UniversalClient
+	// Frontier tells when a launch has nothing left. Nil: launches are
+	// sealed only by EndCrawl (or when a newer launch supersedes them).
+	Frontier TargetCounter
+	// Profile is the effective profile, written into metadata WARCs.
+	Profile profile.Profile
+	// Version is the software version for warcinfo.
+	Version    string
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+	// Now is the clock; nil: time.Now.
+	Now func() time.Time
+}
+
+// Service is the provenance role.
+type Service struct {
+	cfg   Config
+	d     Deps
+	log   *slog.Logger
+	m     *metrics
+	store *harveststats.Store
+	meta  metawarc.Config
+	out   *kgo.Client // produces stats, notices, documents
+	outMu sync.Mutex  // guards sealing and published: the loop and EndCrawl
+	docs  *docState
+	// published is when each running launch's statistics were last
+	// published, so an idle one is not published again.
+	published map[harveststats.Launch]time.Time
+	// recovered are the metadata directories whose staging was cleared
+	// at their first use (metaFor).
+	recovered map[string]bool
+	ready     atomic.Bool
+	running   atomic.Bool
+}
+
+// New validates the configuration and builds the service; Run connects.
+func New(cfg Config, d Deps) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := d.Kafka.Validate(); err != nil {
+		return nil, fmt.Errorf("provenance: %w", err)
+	}
+	if d.Redis == nil {
+		return nil, errors.New("provenance: Redis is required")
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	m, err := newMetrics(d.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("provenance metrics: %w", err)
+	}
+	// A fixed default, not the machine's name: a metadata WARC's name must
+	// come out the same after a restart on another pod, or a retry would
+	// not find the file it wrote before a crash.
+	host := cfg.Hostname
+	if host == "" {
+		host = "provenance"
+	}
+	prefix := cfg.WARCPrefix
+	if prefix == "" {
+		prefix = d.Profile.WARC.Prefix
+	}
+	if prefix == "" {
+		prefix = "TRAWLER"
+	}
+	s := &Service{cfg: cfg, d: d, log: d.Logger, m: m, store: harveststats.New(d.Redis, cfg.Crawl, d.Now),
+		published: map[harveststats.Launch]time.Time{}, recovered: map[string]bool{},
+		meta: metawarc.Config{Dir: cfg.warcDir(), Prefix: prefix + "-METADATA", Hostname: host,
+			CrawlName: d.Profile.Crawl.Name, Operator: d.Profile.Crawl.Operator, Software: software(d.Version),
+			RobotsPolicy: d.Profile.Robots.Policy, UserAgent: d.Profile.UserAgent(d.Version)}}
+	if cfg.Watched != "" {
+		if s.docs, err = newDocState(cfg, d); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Store is the statistics store (for queries).
+func (s *Service) Store() *harveststats.Store { return s.store }
+
+// Run consumes until ctx is canceled. It first finishes what a crash left
+// (staging files, launches sealed but not written), then runs the
+// statistics consumer, the sealing loop and, with a watched export, the
+// document finder. Run may be called once.
+func (s *Service) Run(ctx context.Context) error {
+	if !s.running.CompareAndSwap(false, true) {
+		return errors.New("provenance: Run called twice")
+	}
+	if err := metawarc.Recover(s.meta.Dir, s.log); err != nil {
+		return err
+	}
+	s.recovered[s.meta.Dir] = true
+	var err error
+	if s.out, err = kafka.NewClient(s.d.Kafka, kafka.WithSlog(s.log)); err != nil {
+		return fmt.Errorf("provenance: %w", err)
+	}
+	defer s.out.Close()
+	s.ready.Store(true)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	parts := []func(context.Context) error{s.consume, s.sealLoop}
+	if s.docs != nil {
+		parts = append(parts, s.consumeDocs)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(parts))
+	for i, p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if errs[i] = p(ctx); errs[i] != nil {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// decode is the consumers' Decode: an event that does not decode goes to
+// the dead-letter topic.
+func decode(r *kgo.Record) (messages.Crawled, error) { return messages.DecodeCrawled(r.Value) }
+
+// consume runs the statistics consumer.
+func (s *Service) consume(ctx context.Context) error {
+	c, err := kafka.NewConsumer(s.d.Kafka, kafka.ConsumerOptions[messages.Crawled]{
+		Group: s.cfg.Group(), Topics: []string{s.cfg.CrawledTopic()}, DLQTopic: s.cfg.DLQTopic(),
+		Decode: decode, Handle: s.handle, MaxBatch: s.cfg.Batch, Logger: s.log,
+		Registerer: prometheus.WrapRegistererWith(prometheus.Labels{"consumer": "provenance"}, s.d.Registerer),
+	})
+	if err != nil {
+		return fmt.Errorf("provenance consumer: %w", err)
+	}
+	return c.Run(ctx)
+}
+
+// handle counts a batch.
+func (s *Service) handle(ctx context.Context, batch []kafka.Item[messages.Crawled]) error {
+	evs := make([]messages.Crawled, len(batch))
+	for i, it := range batch {
+		evs[i] = it.Value
+	}
+	if err := s.store.Record(ctx, evs); err != nil {
+		s.m.errors.WithLabelValues("record").Inc()
+		return err
+	}
+	s.m.events.Add(float64(len(evs)))
+	return nil
+}
+
+// sealLoop seals launches as they complete and writes their provenance.
+func (s *Service) sealLoop(ctx context.Context) error {
+	t := time.NewTicker(s.cfg.PollInterval)
+	defer t.Stop()
+	for {
+		if err := s.Tick(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("provenance check", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Tick seals every launch that has completed (nothing queued or in flight
+// for Settle, or superseded by a newer launch of its source) and writes
+// the provenance of every sealed launch not yet written.
+func (s *Service) Tick(ctx context.Context) error {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	active, err := s.store.Active(ctx)
+	if err != nil {
+		return err
+	}
+	var left map[string]int64
+	if s.d.Frontier != nil && len(active) > 0 {
+		counts, err := s.d.Frontier.TargetCounts(ctx)
+		if err != nil {
+			return fmt.Errorf("provenance: target counts: %w", err)
+		}
+		left = map[string]int64{}
+		for _, c := range counts {
+			left[c.Source] += c.Queued + c.InFlight
+		}
+	}
+	now := s.d.Now()
+	for _, a := range active {
+		done := a.Superseded ||
+			(left != nil && left[a.Launch.Source] == 0 && now.Sub(a.LastActivity) >= s.cfg.Settle)
+		if !done {
+			continue
+		}
+		if err := s.store.Seal(ctx, a.Launch, harveststats.StateCompleted); err != nil {
+			return err
+		}
+		s.m.sealed.WithLabelValues(harveststats.StateCompleted).Inc()
+		delete(s.published, a.Launch)
+		s.log.Info("launch completed", "source", a.Launch.Source, "launch", a.Launch.Timestamp)
+	}
+	if err := s.writePending(ctx); err != nil {
+		return err
+	}
+	return s.publishRunning(ctx)
+}
+
+// publishRunning publishes the statistics of the running launches that
+// had events since they were last published, so <crawl>.harveststats
+// shows a launch as it runs (state running), not only once sealed.
+func (s *Service) publishRunning(ctx context.Context) error {
+	active, err := s.store.Active(ctx)
+	if err != nil {
+		return err
+	}
+	for _, a := range active {
+		if last, ok := s.published[a.Launch]; ok && !a.LastActivity.After(last) {
+			continue
+		}
+		st, err := s.store.Stats(ctx, a.Launch)
+		if err != nil {
+			return err
+		}
+		js, err := json.Marshal(st)
+		if err != nil {
+			return fmt.Errorf("provenance: encode statistics of %s: %w", a.Launch, err)
+		}
+		if err := s.publish(ctx, s.cfg.StatsTopic(), a.Launch.Key(), js); err != nil {
+			return err
+		}
+		s.published[a.Launch] = a.LastActivity
+	}
+	return nil
+}
+
+// EndCrawl seals every launch still active in state (running when the
+// crawl stopped with work left, terminated, or the crawl limit that ended
+// it) and writes the provenance of all sealed launches. It first waits,
+// up to ctx, until the statistics consumer has caught up with the crawled
+// topic, so the last events are counted. Run must be running.
+func (s *Service) EndCrawl(ctx context.Context, state string) error {
+	if !s.ready.Load() {
+		return errors.New("provenance: EndCrawl before Run")
+	}
+	if err := s.waitCaughtUp(ctx); err != nil {
+		return err
+	}
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	active, err := s.store.Active(ctx)
+	if err != nil {
+		return err
+	}
+	for _, a := range active {
+		st := state
+		if a.Superseded {
+			st = harveststats.StateCompleted
+		}
+		if err := s.store.Seal(ctx, a.Launch, st); err != nil {
+			return err
+		}
+		s.m.sealed.WithLabelValues(st).Inc()
+	}
+	return s.writePending(ctx)
+}
+
+// writePending writes the provenance of the sealed launches not done.
+func (s *Service) writePending(ctx context.Context) error {
+	pending, err := s.store.Sealed(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for l := range pending {
+		if err := s.writeLaunch(ctx, l); err != nil {
+			s.m.errors.WithLabelValues("seal").Inc()
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// docState is the document finder's.
+type docState struct {
+	finder *docfind.Finder
+	file   string
+	mu     sync.Mutex // guards the JSONL file
+}
+
+// Counters adds up the target counts of several frontiers (the frequent
+// crawl's two streams).
+type Counters []TargetCounter
+
+// TargetCounts implements TargetCounter.
+func (cs Counters) TargetCounts(ctx context.Context) ([]frontier.TargetCount, error) {
+	var out []frontier.TargetCount
+	for _, c := range cs {
+		tc, err := c.TargetCounts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, tc...)
+	}
+	return out, nil
+}
+
+// software is the warcinfo software field, as the workers write it.
+func software(version string) string {
+	host, _ := os.Hostname()
+	return "trawler/" + version + " (" + host + ")"
+}

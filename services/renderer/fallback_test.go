@@ -1,0 +1,131 @@
+package renderer
+
+import (
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/trawler-crawl/trawler/pkg/messages"
+)
+
+// A page that never finishes loading is tried the configured number of
+// times, then handed back on tocrawl, forced and annotated renderFailed,
+// for a worker's plain fetch; the pages after it are rendered as usual.
+func TestFailedRenderFallsBack(t *testing.T) {
+	s := startSite(t)
+	e := newEnv(t)
+	_, stop := e.start(t, Config{Crawl: "fc", Stream: "npld", ID: "r0", DataDir: e.dir, Tabs: 1,
+		PageTimeout: 2 * time.Second, Attempts: 2, NoSandbox: true}, testProfile())
+	defer stop()
+	e.handOff(t, s.base+"/hang", s.base+"/page2")
+	recs := e.readTopic(t, "fc.tocrawl.npld", hasURL(s.base+"/hang"))
+	var back messages.Launch
+	for _, r := range recs {
+		l, err := messages.DecodeLaunch(r.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.URL == s.base+"/hang" {
+			back = l
+		}
+	}
+	if !back.ForceFetch || !back.IsSeed || !slices.Contains(back.Annotations(), messages.AnnotationRenderFailed) {
+		t.Errorf("fallback launch %+v: want a forced seed annotated renderFailed", back)
+	}
+	if n := s.hit("/hang"); n != 2 {
+		t.Errorf("/hang requested %d times, want one per attempt (2)", n)
+	}
+	e.readTopic(t, "fc.crawled", hasURL("onreadydom:"+s.base+"/page2"))
+}
+
+// An https page is rendered through the proxy's TLS interception: the
+// browser trusts the per-run key, the proxy fetches the real server, and
+// the captures carry https URLs.
+func TestRenderHTTPS(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, `<html><body><img src="/i.gif"><a href="/next">n</a></body></html>`)
+		case "/i.gif":
+			w.Header().Set("Content-Type", "image/gif")
+			fmt.Fprint(w, "GIF89a")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	srv.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	e := newEnv(t)
+	_, stop := e.start(t, Config{}, testProfile())
+	defer stop()
+	e.handOff(t, srv.URL+"/")
+	evs := events(t, e.readTopic(t, "fc.crawled", hasURL("onreadydom:"+srv.URL+"/")))
+	for _, u := range []string{srv.URL + "/", srv.URL + "/i.gif"} {
+		if ev, ok := evs[u]; !ok || ev.StatusCode != 200 {
+			t.Errorf("%s: %+v", u, ev)
+		}
+	}
+	if !hasURL(srv.URL + "/next")(e.all(t, "fc.tocrawl.npld")) {
+		t.Error("the https page's link was not sent to tocrawl")
+	}
+}
+
+// The render API (UKWA's GET /render) needs the bearer token, renders the
+// page now and answers its outlinks.
+func TestRenderAPI(t *testing.T) {
+	s := startSite(t)
+	e := newEnv(t)
+	r, stop := e.start(t, Config{}, testProfile())
+	defer stop()
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("sekrit-token-123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	api := httptest.NewServer(r.APIHandler("sekrit-token-123"))
+	t.Cleanup(api.Close)
+	get := func(token, u string) *http.Response {
+		req, _ := http.NewRequest(http.MethodGet, api.URL+"/render?url="+u, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	for _, tok := range []string{"", "wrong"} {
+		if resp := get(tok, s.base+"/"); resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("token %q: %d, want 401", tok, resp.StatusCode)
+		}
+	}
+	if resp := get("sekrit-token-123", "ftp://x/"); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("bad url: %d, want 400", resp.StatusCode)
+	}
+	resp := get("sekrit-token-123", s.base+"/")
+	defer resp.Body.Close()
+	var out struct {
+		Outcome
+		WARCPrefix string `json:"warc_prefix"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("render: %d %v", resp.StatusCode, err)
+	}
+	if !slices.ContainsFunc(out.Outlinks, func(u string) bool { return strings.HasSuffix(u, "/js-only/1") }) ||
+		out.Screenshot == "" || !strings.HasSuffix(out.WARCPrefix, "-WEBRENDER") {
+		t.Errorf("render answer %+v", out)
+	}
+	_ = kgo.Record{}
+}
