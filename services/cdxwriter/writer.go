@@ -21,9 +21,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/trawler-crawl/trawler/internal/together"
 	"log/slog"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -163,8 +163,6 @@ func (w *Writer) Run(ctx context.Context) error {
 	}
 	defer w.dlq.Close()
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	parts := []func(context.Context) error{w.pollLag}
 	for range max(w.cfg.Consumers, 1) {
 		parts = append(parts, w.consume)
@@ -179,24 +177,7 @@ func (w *Writer) Run(ctx context.Context) error {
 	if w.fw != nil {
 		parts = append(parts, w.forward)
 	}
-	return runAll(ctx, cancel, parts)
-}
-
-// runAll runs parts until ctx ends or one fails, which stops the others.
-func runAll(ctx context.Context, cancel context.CancelFunc, parts []func(context.Context) error) error {
-	var wg sync.WaitGroup
-	errs := make([]error, len(parts))
-	for i, p := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if errs[i] = p(ctx); errs[i] != nil {
-				cancel()
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return together.Run(ctx, parts...)
 }
 
 // consume runs one member of the indexing consumer group.

@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/trawler-crawl/trawler/internal/together"
 	"log/slog"
 	"os"
 	"sync"
@@ -151,25 +152,11 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	defer s.out.Close()
 	s.ready.Store(true)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	parts := []func(context.Context) error{s.consume, s.sealLoop}
 	if s.docs != nil {
 		parts = append(parts, s.consumeDocs)
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(parts))
-	for i, p := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if errs[i] = p(ctx); errs[i] != nil {
-				cancel()
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return together.Run(ctx, parts...)
 }
 
 // decode is the consumers' Decode: an event that does not decode goes to
