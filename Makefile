@@ -7,6 +7,8 @@ GO ?= go
 
 test: test-deps
 	$(GO) test -race -count=1 -timeout 20m ./...
+	@# The short fault-injection suite (docs/chaos.md): its report is in the log.
+	$(GO) test -race -count=1 -tags chaos -v -run TestChaos -timeout 15m ./test/chaos/
 
 test-deps:
 	./scripts/install-test-deps.sh

@@ -18,6 +18,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&cfg.PagesPerHost, "pages", 250, "synthetic web HTML pages per host")
 	fs.IntVar(&cfg.PageBytes, "page-bytes", 10_000, "pad synthetic HTML pages to this size")
 	fs.IntVar(&cfg.DocsPages, "docs-pages", 1000, "documentation site pages (about 100 KB each)")
+	fs.IntVar(&cfg.DocsFanout, "docs-fanout", 0, "make the documentation site a tree of this fanout, discovered level by level (0: a flat table of contents; 557 pages of fanout 4 are 6 levels)")
 	fs.IntVar(&cfg.GzipLevel, "gzip", 6, "gzip level of the WARCs and of the baseline")
 	fs.IntVar(&cfg.Threads, "threads", 128, "crawl threads (and parallel queues per host: politeness is off)")
 	fs.IntVar(&cfg.Goroutines, "goroutines", 32, "baseline fetch goroutines")

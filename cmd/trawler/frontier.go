@@ -108,7 +108,7 @@ func (o *frontierFlags) register(fs *flag.FlagSet) {
 // frontierEnv is an opened frontier.
 type frontierEnv struct {
 	log  *slog.Logger
-	rdb  *redis.Client
+	rdb  redis.UniversalClient
 	f    *frontier.Frontier
 	wcfg worker.Config
 	c    common
@@ -132,11 +132,22 @@ func (o *frontierFlags) open(ctx context.Context, stderr io.Writer) (*frontierEn
 	if err != nil {
 		return nil, err
 	}
-	rdb, err := redisconn.Open(ctx, o.rc)
+	// A frontier with several shards is spread over a Redis Cluster's
+	// masters: -redis a:p,b:p,c:p (or -redis-cluster) opens a cluster.
+	rdb, err := redisconn.OpenUniversal(ctx, o.rc)
 	if err != nil {
 		return nil, err
 	}
 	f, err := worker.NewFrontier(rdb, wcfg, p, log)
+	if err == nil {
+		// frontier.shards must be the frontier's. A look does not fix the
+		// count of a frontier that has none recorded; a change does.
+		check := f.RecordLayout
+		if o.verb == "stats" || o.verb == "host" {
+			check = f.CheckLayout
+		}
+		err = check(ctx)
+	}
 	if err != nil {
 		_ = rdb.Close()
 		return nil, err

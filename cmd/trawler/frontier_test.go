@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -97,5 +98,49 @@ func TestFormatStatsRetries(t *testing.T) {
 	formatStats(&b, frontier.Stats{Queued: 1})
 	if !strings.Contains(b.String(), "waiting for retry: 0 URIs at 0 hosts\n") {
 		t.Errorf("stats output without retries:\n%s", b.String())
+	}
+}
+
+// With frontier.shards set, rebuild spreads the journal over the shards
+// and the other verbs see all of them; a tool opening the frontier with
+// another count is refused, naming both counts.
+func TestFrontierCommandsSharded(t *testing.T) {
+	ctx := context.Background()
+	rdb := embeddedtest.Redis(t)
+	kc, cl := embeddedtest.Kafka(t, 2)
+	var recs []*kgo.Record
+	for i := range 12 {
+		u := fmt.Sprintf("http://h%d.example/", i)
+		b, _ := json.Marshal(messages.Launch{URL: u, Hop: "L", ParentURL: u})
+		recs = append(recs, &kgo.Record{Topic: "fc.inscope.npld", Key: []byte("k"), Value: b})
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	flags := []string{"--redis", rdb.Options().Addr, "--log-level", "error"}
+	sharded := append([]string{"--set", "frontier.shards=4"}, flags...)
+	code, out, errOut := runCLI(t, append([]string{"frontier", "rebuild", "--kafka", strings.Join(kc.Brokers, ",")}, sharded...)...)
+	if code != 0 || !strings.Contains(out, "queued again:           12") {
+		t.Fatalf("rebuild: exit %d\n%s%s", code, out, errOut)
+	}
+	if got := rdb.HGet(ctx, frontier.LayoutKey("fc-npld"), "shards").Val(); got != "4" {
+		t.Fatalf("recorded shard count %q, want 4", got)
+	}
+	if keys := rdb.Keys(ctx, "{fc-npld:*}:ready").Val(); len(keys) < 2 {
+		t.Fatalf("rebuilt hosts did not spread over shards: %v", keys)
+	}
+	code, out, _ = runCLI(t, append([]string{"frontier", "stats", "--json"}, sharded...)...)
+	var st frontier.Stats
+	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || st.Queued != 12 || st.Hosts != 12 {
+		t.Fatalf("stats: exit %d, %v, %+v", code, err, st)
+	}
+	if code, out, _ := runCLI(t, append([]string{"frontier", "host", "h7.example"}, sharded...)...); code != 0 || !strings.Contains(out, "queued URIs:     1") {
+		t.Fatalf("host: %d\n%s", code, out)
+	}
+	for _, args := range [][]string{{"frontier", "stats"}, {"frontier", "pause"}} {
+		code, _, errOut := runCLI(t, append(args, flags...)...)
+		if code == 0 || !strings.Contains(errOut, "created with 4 shards, opened with 1") {
+			t.Errorf("%v with one shard: exit %d, stderr %q; want the layout refused", args, code, errOut)
+		}
 	}
 }

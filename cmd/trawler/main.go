@@ -44,6 +44,7 @@ func commands() map[string]command {
 		"config":     {"show the effective configuration (show)", runConfig},
 		"ctl":        {"operate a running crawl through the admin API (status, explain, pause, seeds ...)", runCtl},
 		"reports":    {"write Heritrix's six reports from the crawled topic (a crawl, stream, launch or target)", runReports},
+		"state":      {"back up and restore a crawl's state (backup, restore, rebuild-recent)", runState},
 		"version":    {"print the version", runVersion},
 	}
 }
@@ -59,6 +60,7 @@ func verbs() map[string][]string {
 		"profile":  {"check"},
 		"topics":   {"apply"},
 		"config":   {"show"},
+		"state":    {"backup", "restore", "rebuild-recent"},
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/trawler-crawl/trawler/pkg/frontier"
 	"github.com/trawler-crawl/trawler/pkg/profile"
 	"github.com/trawler-crawl/trawler/pkg/redisconn"
 	"github.com/trawler-crawl/trawler/pkg/scope"
@@ -78,8 +79,13 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 		defer rdb.Close()
-		// The frontier's key prefix: its name as the Redis Cluster hash tag.
-		opts.Redis, opts.KeyPrefix = rdb, "{"+*frontierName+"}:"
+		// Launch-attached sheets live under the frontier's first shard's
+		// prefix, which depends on frontier.shards.
+		f, err := frontier.New(rdb, *frontierName, frontier.OptionsFrom(p))
+		if err != nil {
+			return err
+		}
+		opts.Redis, opts.KeyPrefix = rdb, f.Prefix()
 	}
 	sh, err := sheets.New(ctx, p, opts)
 	if err != nil {

@@ -53,7 +53,7 @@ func runProvenance(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	defer rdb.Close()
-	counter, err := crawlFrontiers(rdb, pc.Crawl, env.profile)
+	counter, err := crawlFrontiers(ctx, rdb, pc.Crawl, env.profile)
 	if err != nil {
 		return err
 	}
@@ -69,8 +69,10 @@ func runProvenance(ctx context.Context, args []string, stdout, stderr io.Writer)
 }
 
 // crawlFrontiers is every frontier of a crawl (both streams of fc), whose
-// per-target counts say when a launch has nothing left.
-func crawlFrontiers(rdb redis.UniversalClient, crawl string, p profile.Profile) (provenance.TargetCounter, error) {
+// per-target counts say when a launch has nothing left. Each must have
+// the profile's shard count: with another, the counts would read empty
+// shards and launches would be sealed early.
+func crawlFrontiers(ctx context.Context, rdb redis.UniversalClient, crawl string, p profile.Profile) (provenance.TargetCounter, error) {
 	names := []string{"dc"}
 	if crawl == "fc" {
 		names = []string{"fc-npld", "fc-bypm"}
@@ -80,6 +82,9 @@ func crawlFrontiers(rdb redis.UniversalClient, crawl string, p profile.Profile) 
 		f, err := frontier.New(rdb, n, frontier.OptionsFrom(p))
 		if err != nil {
 			return nil, fmt.Errorf("provenance: frontier %s: %w", n, err)
+		}
+		if err := f.CheckLayout(ctx); err != nil {
+			return nil, fmt.Errorf("provenance: %w", err)
 		}
 		out = append(out, f)
 	}

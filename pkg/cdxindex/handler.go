@@ -36,6 +36,7 @@ type HandlerOptions struct {
 //	GET  /<collection>?url=…       CDX query (see the package comment)
 //	POST /<collection>             add CDX11/CDX9/CDXJ lines (badLines=skip)
 //	POST /<collection>/delete      delete lines
+//	POST /api/checkpoint           tar of a consistent copy of the index
 //
 // Every response carries Access-Control-Allow-Origin: *. Mount it at the
 // root of its own listener: OutbackCDX clients expect collections there.
@@ -66,6 +67,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
+	case path == "/api/checkpoint" && r.Method == http.MethodPost:
+		h.serveCheckpoint(w, r)
 	case len(segs) == 1 && r.Method == http.MethodGet:
 		h.query(w, r, name)
 	case len(segs) == 1 && r.Method == http.MethodPost:

@@ -58,6 +58,7 @@ type Options struct {
 // parallel with them and with each other.
 type Index struct {
 	db       *pebble.DB
+	dir      string // for checkpoints beside it
 	fsCloser io.Closer
 	log      *slog.Logger
 	metrics  *metrics
@@ -94,7 +95,7 @@ func Open(dir string, opts Options) (*Index, error) {
 		_ = fsCloser.Close()
 		return nil, fmt.Errorf("open cdx index %s: %w", dir, err)
 	}
-	ix := &Index{db: db, fsCloser: fsCloser, log: opts.Logger, counts: map[string]int64{}}
+	ix := &Index{db: db, dir: dir, fsCloser: fsCloser, log: opts.Logger, counts: map[string]int64{}}
 	if err := ix.loadCounts(); err != nil {
 		_ = ix.closeDB()
 		return nil, fmt.Errorf("open cdx index %s: %w", dir, err)

@@ -382,3 +382,14 @@ func parseStartPlusDuration(s string) (time.Time, time.Duration, error) {
 	}
 	return start, time.Duration(ms) * time.Millisecond, nil
 }
+
+// EventTime is the time a crawled event's line is logged at: the event's
+// own timestamp, so that a line can be found from its event (a launch's
+// lines in its metadata WARC, pkg/metawarc); the present when the event
+// has no usable timestamp.
+func EventTime(ev messages.Crawled) time.Time {
+	if t, err := ev.Time(); err == nil && !t.IsZero() {
+		return t
+	}
+	return time.Now()
+}

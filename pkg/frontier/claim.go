@@ -49,7 +49,9 @@ const Idle = time.Duration(-1)
 // Claim leases up to n URIs, at most one per ready host, visiting the
 // shards in turn. wait says when to ask again when fewer than n came
 // back: 0 when hosts are ready now, the time until the next host is ready,
-// or Idle when nothing is queued at all.
+// or Idle when nothing is queued at all. It fails only when it leased
+// nothing: a shard failing after others gave URIs is logged and the URIs
+// are returned.
 func (f *Frontier) Claim(ctx context.Context, n int, lease time.Duration) (claims []*Claim, wait time.Duration, err error) {
 	if n < 1 {
 		return nil, 0, fmt.Errorf("frontier %s claim: n %d must be >= 1", f.name, n)
@@ -60,8 +62,15 @@ func (f *Frontier) Claim(ctx context.Context, n int, lease time.Duration) (claim
 		s := (start + i) % len(f.prefixes)
 		now := f.now()
 		replies, err := f.runAll(ctx, f.sc.claim, []call{{shard: s, args: []any{ms(now), ms(now.Add(lease)), n - len(claims)}}})
+		if err != nil && len(claims) > 0 {
+			// A shard on a master that is away: the URIs leased on the
+			// other shards go to work rather than wait for their leases
+			// to expire; the failing shard is asked again next time.
+			f.log.Warn("frontier claim: a shard failed; the others' URIs are returned", "frontier", f.name, "shard", s, "err", err)
+			break
+		}
 		if err != nil {
-			return claims, 0, fmt.Errorf("frontier %s claim: %w", f.name, err)
+			return nil, 0, fmt.Errorf("frontier %s claim: %w", f.name, err)
 		}
 		got, next := f.parseClaims(ctx, s, replies[0])
 		claims = append(claims, got...)

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -39,7 +40,10 @@ import (
 type Options struct {
 	// Shards splits the frontier over this many hash tags (default 1), so a
 	// Redis Cluster can spread it over nodes. Hosts are assigned to shards
-	// by a hash of their name. Source quotas are counted per shard.
+	// by a hash of their name. Source quotas are counted per shard. The
+	// count is part of the key layout: it is recorded when the frontier is
+	// first used, and a frontier opened with another count refuses to run
+	// (CheckLayout).
 	Shards int
 	// SeenFilter is profile.SeenRecently (default) or profile.SeenBloom.
 	SeenFilter string
@@ -59,7 +63,7 @@ type Options struct {
 // OptionsFrom takes the crawl-wide frontier settings of a profile.
 func OptionsFrom(p profile.Profile) Options {
 	return Options{
-		SeenFilter: p.Frontier.SeenFilter, BloomExpectedURIs: p.Frontier.BloomExpectedURIs,
+		Shards: p.Frontier.Shards, SeenFilter: p.Frontier.SeenFilter, BloomExpectedURIs: p.Frontier.BloomExpectedURIs,
 		BloomFalsePositiveRate: p.Frontier.BloomFalsePositiveRate,
 	}
 }
@@ -121,6 +125,11 @@ type Frontier struct {
 
 	bloomMu      sync.Mutex
 	bloomChecked bool
+
+	// layoutMu and layoutOK: CheckLayout or RecordLayout has found the
+	// recorded shard count equal to len(prefixes).
+	layoutMu sync.Mutex
+	layoutOK atomic.Bool
 }
 
 // New returns the frontier called name (e.g. "fc-npld").
@@ -173,6 +182,11 @@ type call struct {
 // runAll runs a script once per call, pipelined when there are several
 // (one round trip on a single Redis), and returns the replies in order.
 func (f *Frontier) runAll(ctx context.Context, s *redis.Script, calls []call) ([]any, error) {
+	// Every change goes through a script, so this is where a frontier
+	// opened with the wrong shard count is stopped before it writes.
+	if err := f.RecordLayout(ctx); err != nil {
+		return nil, err
+	}
 	argv := func(c call) []any { return append([]any{f.prefixes[c.shard]}, c.args...) }
 	keys := func(c call) []string { return []string{f.prefixes[c.shard] + "ready"} }
 	out := make([]any, len(calls))
@@ -190,19 +204,47 @@ func (f *Frontier) runAll(ctx context.Context, s *redis.Script, calls []call) ([
 		cmds[i] = s.EvalSha(ctx, pipe, keys(c), argv(c)...)
 	}
 	_, _ = pipe.Exec(ctx) // errors are read per command below
-	var errs []error
+	errs := make([]error, len(cmds))
+	var wg sync.WaitGroup
 	for i, cmd := range cmds {
 		v, err := cmd.Result()
-		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-			v, err = s.Run(ctx, f.rdb, keys(calls[i]), argv(calls[i])...).Result()
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("shard %d: %w", calls[i].shard, err))
+		if err != nil && (redis.HasErrorPrefix(err, "NOSCRIPT") || notRun(err)) {
+			// Sent again alone, in parallel so that the shards of a
+			// master that is away cost its outage once.
+			wg.Go(func() {
+				out[i], errs[i] = s.Run(ctx, f.rdb, keys(calls[i]), argv(calls[i])...).Result()
+			})
 			continue
 		}
-		out[i] = v
+		out[i], errs[i] = v, err
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			out[i], errs[i] = nil, fmt.Errorf("shard %d: %w", calls[i].shard, err)
+		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// notRun tells the errors of a pipelined script call that never ran: its
+// master refused the connection (down) or was not serving (restarting,
+// loading its data, rejoining the cluster). go-redis's cluster client
+// retries a pipeline only MaxRedirects times (3, well under a second),
+// a single command MaxRetries times more on each (about 5 s, as
+// redisconn.OpenUniversal sets them), so such a call is sent again
+// alone: a sharded frontier then rides out a master restart as an
+// unsharded one, whose calls are single commands, does. Errors after the
+// script may have run (a connection lost mid-reply) are not retried
+// here: a completion applied twice would be reported as a lost lease.
+func notRun(err error) bool {
+	for _, p := range []string{"CLUSTERDOWN", "LOADING", "TRYAGAIN", "MASTERDOWN"} {
+		if redis.HasErrorPrefix(err, p) {
+			return true
+		}
+	}
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // ms is a time as Unix milliseconds, the unit of every score.

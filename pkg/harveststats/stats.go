@@ -101,10 +101,18 @@ const (
 	StateCompleted = ReasonCompleted
 )
 
-// tally adds one event's counts to counts, keyed "<domain>|<field>";
-// decode reads them back.
-func tally(counts map[string]int64, domain string, ev *messages.Crawled) {
-	add := func(name string, n int64) { counts[domain+"|"+name] += n }
+// Ways an event's count combines with the launch's: added, or kept as the
+// smallest or largest value (first and last fetch).
+const (
+	opAdd = '+'
+	opMin = '<'
+	opMax = '>'
+)
+
+// eventCounts passes one event's counts to emit, keyed
+// "<domain>|<field>"; decode reads the combined counts back.
+func eventCounts(domain string, ev *messages.Crawled, emit func(op byte, key string, n int64)) {
+	add := func(name string, n int64) { emit(opAdd, domain+"|"+name, n) }
 	add("uris", 1)
 	add("s:"+statusClass(ev.StatusCode), 1)
 	size := int64(0)
@@ -138,12 +146,24 @@ func tally(counts map[string]int64, domain string, ev *messages.Crawled) {
 	}
 	if at, err := ev.Time(); err == nil {
 		ms := at.UnixMilli()
-		if v, ok := counts[domain+"|first"]; !ok || ms < v {
-			counts[domain+"|first"] = ms
-		}
-		if v, ok := counts[domain+"|last"]; !ok || ms > v {
-			counts[domain+"|last"] = ms
-		}
+		emit(opMin, domain+"|first", ms)
+		emit(opMax, domain+"|last", ms)
+	}
+}
+
+// tally adds one event's counts to counts.
+func tally(counts map[string]int64, domain string, ev *messages.Crawled) {
+	eventCounts(domain, ev, func(op byte, key string, n int64) { combine(counts, op, key, n) })
+}
+
+// combine applies one count to counts.
+func combine(counts map[string]int64, op byte, key string, n int64) {
+	v, ok := counts[key]
+	switch {
+	case op == opAdd:
+		counts[key] = v + n
+	case !ok, op == opMin && n < v, op == opMax && n > v:
+		counts[key] = n
 	}
 }
 

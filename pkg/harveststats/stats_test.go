@@ -2,6 +2,8 @@ package harveststats
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,7 +160,7 @@ func TestLaunchAttributionAndRecrawl(t *testing.T) {
 		t.Errorf("after sealing one: active = %+v", act)
 	}
 	var n int
-	if err := s.Events(ctx, Launch{Source: src, Timestamp: "20240101000000"}, func(messages.Crawled) error { n++; return nil }); err != nil {
+	if err := s.Events(ctx, Launch{Source: src, Timestamp: "20240101000000"}, false, func(messages.Crawled) error { n++; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if n != 3 {
@@ -192,5 +194,155 @@ func TestDomain(t *testing.T) {
 		if got := Domain(&e); got != tc.want {
 			t.Errorf("Domain(%s) = %s, want %s", tc.url, got, tc.want)
 		}
+	}
+}
+
+// Events that name their launch count in it even when they come after the
+// next launch of the source has begun (a deep URI of launch 1 crawled
+// late), and once the launch's provenance is written its events leave
+// Redis while its statistics stay readable.
+func TestNamedLaunchOutlivesNext(t *testing.T) {
+	rdb := embeddedtest.Redis(t)
+	clock := time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC)
+	s := New(rdb, "fc", func() time.Time { return clock })
+	ctx := context.Background()
+	named := func(url, logged, id, ann string) messages.Crawled {
+		e := ev(url, 200, 10, ann)
+		e.Timestamp = logged
+		e.ExtraInfo = map[string]any{messages.ExtraLaunchID: id}
+		return e
+	}
+	const id1, id2 = "20240101000000", "20240102000000"
+	batch := []messages.Crawled{
+		named("http://a.example/", "2024-01-01T00:00:01.000Z", id1, "launchTimestamp:"+id1),
+		named("http://a.example/deep/1", "2024-01-01T00:00:02.000Z", id1, ""),
+		named("http://a.example/", "2024-01-02T00:00:01.000Z", id2, "launchTimestamp:"+id2),
+		// launch 1's deep URIs, crawled after launch 2 began; one twice
+		named("http://a.example/deep/2", "2024-01-02T00:00:05.000Z", id1, ""),
+		named("http://a.example/deep/2", "2024-01-02T00:00:06.000Z", id1, ""),
+		named("http://a.example/x", "2024-01-02T00:00:07.000Z", id2, ""),
+	}
+	if err := s.Record(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	l1, l2 := Launch{Source: src, Timestamp: id1}, Launch{Source: src, Timestamp: id2}
+	for l, want := range map[Launch]int64{l1: 3, l2: 2} {
+		st, err := s.Stats(ctx, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Totals.URIs != want {
+			t.Errorf("%s: %d URIs, want %d", l, st.Totals.URIs, want)
+		}
+	}
+	var all, once int
+	count := func(n *int) func(messages.Crawled) error { return func(messages.Crawled) error { *n++; return nil } }
+	if err := s.Events(ctx, l1, true, count(&all)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Events(ctx, l1, false, count(&once)); err != nil {
+		t.Fatal(err)
+	}
+	if all != 4 || once != 3 {
+		t.Errorf("launch 1: %d events, %d URLs; want 4 and 3", all, once)
+	}
+	act, err := s.Active(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range act {
+		if !a.Named || !a.LastActivity.Equal(clock) || a.Superseded != (a.Launch == l1) {
+			t.Errorf("active %+v", a)
+		}
+	}
+	// Written: the events go, the statistics stay as written.
+	st, _ := s.Stats(ctx, l1)
+	if err := s.Seal(ctx, l1, StateCompleted); err != nil {
+		t.Fatal(err)
+	}
+	st.State = StateCompleted
+	js, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkDone(ctx, l1, "X-METADATA.warc.gz", js); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := rdb.Exists(ctx, s.srcKey(src, "e:"+id1)).Result(); err != nil || n != 0 {
+		t.Errorf("launch 1's events still in Redis (%d, %v)", n, err)
+	}
+	got, err := s.Stats(ctx, l1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Totals.URIs != 3 || got.State != StateCompleted || len(got.Domains) != len(st.Domains) {
+		t.Errorf("stored statistics %+v", got)
+	}
+	// A corrupt stored copy is an error, not a silent recount.
+	if err := rdb.HSet(ctx, s.prefix+"stats", l1.Key(), "{").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Stats(ctx, l1); err == nil {
+		t.Error("corrupt stored statistics: no error")
+	}
+}
+
+// A named launch's statistics are counted as its events arrive and equal
+// what its events give when counted at once: each URL once (a retried
+// URI's or recrawled URL's later event, a redelivered batch count
+// nothing), first and last fetch the extremes whatever the arrival order.
+func TestNamedLaunchCountedOnArrival(t *testing.T) {
+	rdb := embeddedtest.Redis(t)
+	s := New(rdb, "fc", nil)
+	ctx := context.Background()
+	const id = "20240101000000"
+	l := Launch{Source: src, Timestamp: id}
+	at := func(e messages.Crawled, ts string) messages.Crawled {
+		e.Timestamp = ts
+		e.ExtraInfo = map[string]any{messages.ExtraLaunchID: id}
+		return e
+	}
+	evs := []messages.Crawled{
+		at(ev("http://a.example/", 200, 100, "launchTimestamp:"+id), "2024-01-01T00:00:05.000Z"),
+		at(ev("http://a.example/late", 200, 7, ""), "2024-01-01T00:09:00.000Z"),
+		at(ev("http://a.example/dup", 200, 30, "duplicate:digest"), "2024-01-01T00:00:07.000Z"),
+		at(ev("http://a.example/q", -5003, 0, "Q:hostMaxFetchSuccesses"), "2024-01-01T00:00:08.000Z"),
+		at(ev("dns:b.example", 1, 50, ""), "2024-01-01T00:00:01.000Z"), // earliest, arrives late
+		at(ev("http://b.example/", -6, 0, ""), "2024-01-01T00:00:02.000Z"),
+	}
+	again := at(ev("http://a.example/late", 404, 0, ""), "2024-01-01T00:10:00.000Z") // recrawled: not counted
+	batches := [][]messages.Crawled{evs[:2], evs[2:4], evs[:3], {again}, evs[4:], evs}
+	for _, b := range batches {
+		if err := s.Record(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Stats(ctx, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Build("fc", l, StateRunning, evs)
+	gj, _ := json.Marshal(got)
+	wj, _ := json.Marshal(want)
+	if string(gj) != string(wj) {
+		t.Errorf("counted on arrival:\n%s\nwant (counted from the events):\n%s", gj, wj)
+	}
+	if got.Totals.URIs != int64(len(evs)) {
+		t.Errorf("%d URIs, want %d", got.Totals.URIs, len(evs))
+	}
+	// The counts are read, not recomputed: deleting the events leaves
+	// them as they were.
+	if err := rdb.Del(ctx, s.srcKey(src, "e:"+id)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := s.Stats(ctx, l); err != nil || again.Totals.URIs != got.Totals.URIs {
+		t.Errorf("after the events went: %+v, %v", again.Totals, err)
+	}
+	// A corrupt count is an error naming the field.
+	if err := rdb.HSet(ctx, s.countsKey(l), "a.example|uris", "x").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Stats(ctx, l); err == nil || !strings.Contains(err.Error(), "a.example|uris") {
+		t.Errorf("corrupt count: %v", err)
 	}
 }

@@ -1,7 +1,9 @@
 package harveststats
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -19,16 +21,26 @@ import (
 //
 //	srcs            zset  source -> last activity (ms)
 //	s:<source>:l    zset  the source's launch timestamps (lexical)
-//	s:<source>:ev   zset  the source's events (JSON), scored by event time
+//	s:<source>:e:<ts> zset  events naming launch <ts> (extra_info launchId)
+//	s:<source>:ev   zset  the source's other events (JSON), by event time
+//	act             hash  launch key -> last event of the launch (ms)
+//	c:<launch key>  hash  the counts of a launch whose events name it
+//	u:<launch key>  set   hashes of the URLs counted in it (counts.go)
 //	sealed          hash  launch key -> state it was sealed in
 //	done            hash  launch key -> metadata WARC written
+//	stats           hash  launch key -> statistics as written (JSON)
 //
-// Recording is three ZADDs per event: a redelivered event is the same
-// member again and changes nothing. Which launch an event belongs to, and
-// counting a URL once per launch, are decided when a launch is read (see
-// window), so the order in which events arrive does not matter: a
-// prerequisite (dns:, robots.txt) finished before its seed, whose event
-// names the launch, still belongs to the seed's launch.
+// Recording is a few ZADDs per event: a redelivered event is the same
+// member again and changes nothing. An event that names its launch (the
+// worker stamps every URI with its launch id, pkg/messages/launchid.go)
+// is kept with that launch; one that does not (an older producer's)
+// belongs to the latest launch of its source not after it, decided when a
+// launch is read (see window). Either way the order in which events arrive
+// does not matter. A named launch is counted as its events arrive, each URL
+// once (counts.go); the others are counted from their events on reading.
+// Once a launch's provenance is written its events are dropped and its
+// statistics kept (Forget), so Redis holds the events of running launches
+// only.
 
 // Store keeps the statistics of one crawl in Redis. It is safe for
 // concurrent use.
@@ -58,6 +70,7 @@ func (s *Store) Record(ctx context.Context, events []messages.Crawled) error {
 	}
 	now := float64(s.now().UnixMilli())
 	pipe := s.rdb.Pipeline()
+	named := map[Launch][]*messages.Crawled{}
 	for i := range events {
 		ev := &events[i]
 		b, err := ev.MarshalJSON()
@@ -70,12 +83,22 @@ func (s *Store) Record(ctx context.Context, events []messages.Crawled) error {
 			// they count at the time they arrive.
 			at = s.now()
 		}
-		pipe.ZAdd(ctx, s.srcKey(ev.Seed, "ev"), redis.Z{Score: float64(at.UnixMilli()), Member: string(b)})
+		z := redis.Z{Score: float64(at.UnixMilli()), Member: string(b)}
+		if id := ev.LaunchID(); id != "" {
+			l := Launch{Source: ev.Seed, Timestamp: id}
+			named[l] = append(named[l], ev)
+			pipe.ZAdd(ctx, s.srcKey(ev.Seed, "e:"+id), z)
+			pipe.ZAdd(ctx, s.srcKey(ev.Seed, "l"), redis.Z{Member: id})
+			pipe.HSet(ctx, s.prefix+"act", Launch{Source: ev.Seed, Timestamp: id}.Key(), int64(now))
+		} else {
+			pipe.ZAdd(ctx, s.srcKey(ev.Seed, "ev"), z)
+		}
 		if ts := LaunchTimestamp(ev.Annotations); ts != "" {
 			pipe.ZAdd(ctx, s.srcKey(ev.Seed, "l"), redis.Z{Member: ts})
 		}
 		pipe.ZAdd(ctx, s.prefix+"srcs", redis.Z{Score: now, Member: ev.Seed})
 	}
+	s.count(ctx, pipe, named)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("harvest statistics: record %d events: %w", len(events), err)
 	}
@@ -103,6 +126,38 @@ func (s *Store) launchesOf(ctx context.Context, source string) ([]string, error)
 	return ls, nil
 }
 
+// launchesOfAll is launchesOf for many sources, in two pipelined rounds
+// (the sealing loop asks for every source at each poll).
+func (s *Store) launchesOfAll(ctx context.Context, sources []string) ([][]string, error) {
+	pipe := s.rdb.Pipeline()
+	ranges := make([]*redis.StringSliceCmd, len(sources))
+	for i, src := range sources {
+		ranges[i] = pipe.ZRange(ctx, s.srcKey(src, "l"), 0, -1)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("harvest statistics: launches of %d sources: %w", len(sources), err)
+	}
+	counts := make([]*redis.IntCmd, len(sources))
+	for i, src := range sources {
+		first := "+inf"
+		if ls := ranges[i].Val(); len(ls) > 0 {
+			first = "(" + strconv.FormatInt(tsMillis(ls[0]), 10)
+		}
+		counts[i] = pipe.ZCount(ctx, s.srcKey(src, "ev"), "-inf", first)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("harvest statistics: events of %d sources: %w", len(sources), err)
+	}
+	out := make([][]string, len(sources))
+	for i := range sources {
+		out[i] = ranges[i].Val()
+		if counts[i].Val() > 0 {
+			out[i] = append([]string{""}, out[i]...)
+		}
+	}
+	return out, nil
+}
+
 // tsMillis is a 14-digit launch timestamp in Unix milliseconds; "" is the
 // beginning of time.
 func tsMillis(ts string) int64 {
@@ -113,9 +168,12 @@ func tsMillis(ts string) int64 {
 	return t.UnixMilli()
 }
 
-// window returns the launch's events, each URL once (its first event):
-// the source's events from the launch timestamp until the next launch's.
-func (s *Store) window(ctx context.Context, l Launch) ([]messages.Crawled, error) {
+// window returns the launch's events in time order: with named, those
+// that name it; and the source's events that name no launch from its
+// launch timestamp until the next launch's. With once, each URL is kept
+// once (its first event); without, every event is (a retry's, a
+// recrawl's), as crawl.log has a line for each.
+func (s *Store) window(ctx context.Context, l Launch, once, named bool) ([]messages.Crawled, error) {
 	ls, err := s.launchesOf(ctx, l.Source)
 	if err != nil {
 		return nil, err
@@ -131,33 +189,63 @@ func (s *Store) window(ctx context.Context, l Launch) ([]messages.Crawled, error
 	if i+1 < len(ls) {
 		hi = "(" + strconv.FormatInt(tsMillis(ls[i+1]), 10)
 	}
-	vals, err := s.rdb.ZRangeByScore(ctx, s.srcKey(l.Source, "ev"), &redis.ZRangeBy{Min: lo, Max: hi}).Result()
-	if err != nil {
+	pipe := s.rdb.Pipeline()
+	unnamed := pipe.ZRangeByScoreWithScores(ctx, s.srcKey(l.Source, "ev"), &redis.ZRangeBy{Min: lo, Max: hi})
+	var own *redis.ZSliceCmd
+	if named && l.Timestamp != "" {
+		own = pipe.ZRangeWithScores(ctx, s.srcKey(l.Source, "e:"+l.Timestamp), 0, -1)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, fmt.Errorf("harvest statistics: events of %s: %w", l, err)
 	}
+	zs := unnamed.Val()
+	if own != nil {
+		zs = append(zs, own.Val()...)
+		slices.SortStableFunc(zs, func(a, b redis.Z) int { return cmp.Compare(a.Score, b.Score) })
+	}
 	seen := map[string]bool{}
-	out := make([]messages.Crawled, 0, len(vals))
-	for _, v := range vals {
-		ev, err := messages.DecodeCrawled([]byte(v))
+	out := make([]messages.Crawled, 0, len(zs))
+	for _, z := range zs {
+		ev, err := messages.DecodeCrawled([]byte(z.Member.(string)))
 		if err != nil {
 			return nil, fmt.Errorf("harvest statistics: stored event of %s: %w", l, err)
 		}
-		if seen[ev.URL] {
-			continue // a recrawl within the launch, or a retried URI's repeat
+		if once {
+			if seen[ev.URL] {
+				continue // a recrawl within the launch, or a retried URI's repeat
+			}
+			seen[ev.URL] = true
 		}
-		seen[ev.URL] = true
 		out = append(out, ev)
 	}
 	return out, nil
 }
 
+// EventCount is about how many events Events(all) passes for the launch:
+// those that name it, and all of its source's that name no launch (an
+// upper bound for those of its time window).
+func (s *Store) EventCount(ctx context.Context, l Launch) (int64, error) {
+	pipe := s.rdb.Pipeline()
+	unnamed := pipe.ZCard(ctx, s.srcKey(l.Source, "ev"))
+	own := pipe.ZCard(ctx, s.srcKey(l.Source, "e:"+l.Timestamp))
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, fmt.Errorf("harvest statistics: events of %s: %w", l, err)
+	}
+	return unnamed.Val() + own.Val(), nil
+}
+
 // Active is a launch not yet sealed.
 type Active struct {
 	Launch Launch
-	// LastActivity is when the store last recorded an event of its source.
+	// LastActivity is when the store last recorded an event of the launch
+	// (Named), else of its source.
 	LastActivity time.Time
 	// Superseded: a later launch of the same source has begun.
 	Superseded bool
+	// Named: the launch's events name it (extra_info launchId), so its
+	// URIs still crawled after a later launch began keep counting in it.
+	// A launch known only by time ends when the next one begins.
+	Named bool
 }
 
 // Active lists the launches not sealed yet.
@@ -170,19 +258,32 @@ func (s *Store) Active(ctx context.Context) ([]Active, error) {
 	if err != nil {
 		return nil, fmt.Errorf("harvest statistics: sealed launches: %w", err)
 	}
+	act, err := s.rdb.HGetAll(ctx, s.prefix+"act").Result()
+	if err != nil {
+		return nil, fmt.Errorf("harvest statistics: launch activity: %w", err)
+	}
+	names := make([]string, len(srcs))
+	for i, z := range srcs {
+		names[i] = z.Member.(string)
+	}
+	launches, err := s.launchesOfAll(ctx, names)
+	if err != nil {
+		return nil, err
+	}
 	var out []Active
-	for _, z := range srcs {
-		src := z.Member.(string)
-		ls, err := s.launchesOf(ctx, src)
-		if err != nil {
-			return nil, err
-		}
+	for j, z := range srcs {
+		src := names[j]
+		ls := launches[j]
 		for i, ts := range ls {
 			l := Launch{Source: src, Timestamp: ts}
 			if _, ok := sealed[l.Key()]; ok {
 				continue
 			}
-			out = append(out, Active{Launch: l, LastActivity: time.UnixMilli(int64(z.Score)).UTC(), Superseded: i+1 < len(ls)})
+			a := Active{Launch: l, LastActivity: time.UnixMilli(int64(z.Score)).UTC(), Superseded: i+1 < len(ls)}
+			if ms, err := strconv.ParseInt(act[l.Key()], 10, 64); err == nil {
+				a.LastActivity, a.Named = time.UnixMilli(ms).UTC(), true
+			}
+			out = append(out, a)
 		}
 	}
 	return out, nil
@@ -192,13 +293,32 @@ func (s *Store) Active(ctx context.Context) ([]Active, error) {
 var ErrUnknownLaunch = errors.New("harvest statistics: unknown launch")
 
 // Stats returns a launch's statistics. A sealed launch is reported in the
-// state it was sealed with; an active one as running.
+// state it was sealed with; an active one as running; one whose
+// provenance is written as it was then.
 func (s *Store) Stats(ctx context.Context, l Launch) (LaunchStats, error) {
-	evs, err := s.window(ctx, l)
+	if js, err := s.rdb.HGet(ctx, s.prefix+"stats", l.Key()).Result(); err == nil {
+		var st LaunchStats
+		if err := json.Unmarshal([]byte(js), &st); err != nil {
+			return LaunchStats{}, fmt.Errorf("harvest statistics of %s: stored: %w", l, err)
+		}
+		return st, nil
+	} else if !errors.Is(err, redis.Nil) {
+		return LaunchStats{}, fmt.Errorf("harvest statistics of %s: %w", l, err)
+	}
+	counts, err := s.counted(ctx, l)
 	if err != nil {
 		return LaunchStats{}, err
 	}
-	if len(evs) == 0 {
+	// Events that name no launch are counted now (in the rare launch that
+	// has both kinds, a URL in both counts twice).
+	evs, err := s.window(ctx, l, true, false)
+	if err != nil {
+		return LaunchStats{}, err
+	}
+	for i := range evs {
+		tally(counts, Domain(&evs[i]), &evs[i])
+	}
+	if len(counts) == 0 {
 		return LaunchStats{}, fmt.Errorf("%w %s", ErrUnknownLaunch, l)
 	}
 	state, err := s.rdb.HGet(ctx, s.prefix+"sealed", l.Key()).Result()
@@ -208,7 +328,7 @@ func (s *Store) Stats(ctx context.Context, l Launch) (LaunchStats, error) {
 	if state == "" {
 		state = StateRunning
 	}
-	return Build(s.crawl, l, state, evs), nil
+	return fromCounts(s.crawl, l, state, counts), nil
 }
 
 // Build makes the statistics of a launch in state from its events, each
@@ -218,14 +338,21 @@ func Build(crawl string, l Launch, state string, events []messages.Crawled) Laun
 	for i := range events {
 		tally(counts, Domain(&events[i]), &events[i])
 	}
+	return fromCounts(crawl, l, state, counts)
+}
+
+// fromCounts makes the statistics of a launch in state from its counts.
+func fromCounts(crawl string, l Launch, state string, counts map[string]int64) LaunchStats {
 	domains := decode(counts)
 	decide(domains, state)
 	return LaunchStats{Crawl: crawl, Launch: l, State: state, Domains: domains, Totals: total(domains)}
 }
 
-// Events calls fn with every event the launch counts, in time order.
-func (s *Store) Events(ctx context.Context, l Launch, fn func(messages.Crawled) error) error {
-	evs, err := s.window(ctx, l)
+// Events calls fn with every event the launch counts, in time order; with
+// all, also a URL's later events (retries, recrawls), which crawl.log has
+// lines for.
+func (s *Store) Events(ctx context.Context, l Launch, all bool, fn func(messages.Crawled) error) error {
+	evs, err := s.window(ctx, l, !all, true)
 	if err != nil {
 		return err
 	}
@@ -271,9 +398,20 @@ func (s *Store) Launches(ctx context.Context) (map[Launch]string, error) {
 }
 
 // MarkDone records that the launch's provenance (metadata WARC) was
-// written as file, so a restart does not write it again.
-func (s *Store) MarkDone(ctx context.Context, l Launch, file string) error {
-	if err := s.rdb.HSet(ctx, s.prefix+"done", l.Key(), file).Err(); err != nil {
+// written as file, so a restart does not write it again, keeps stats (its
+// statistics as written, JSON) and drops the events that name the launch:
+// Redis holds the events of unfinished launches only.
+func (s *Store) MarkDone(ctx context.Context, l Launch, file string, stats []byte) error {
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, s.prefix+"done", l.Key(), file)
+		p.HSet(ctx, s.prefix+"stats", l.Key(), stats)
+		p.Del(ctx, s.seenKey(l), s.countsKey(l))
+		if l.Timestamp != "" {
+			p.Del(ctx, s.srcKey(l.Source, "e:"+l.Timestamp))
+		}
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("harvest statistics: mark %s done: %w", l, err)
 	}
 	return nil

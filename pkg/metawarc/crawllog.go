@@ -3,40 +3,121 @@ package metawarc
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/trawler-crawl/trawler/pkg/messages"
 )
 
-// LogWindow selects a launch's lines of crawl.log: lines of Source logged
-// at or after From and before To (zero: no bound). A launch runs from its
-// launch timestamp until the next launch of the same source begins.
-type LogWindow struct {
-	Source   string
-	From, To time.Time
-	// Launch, when set, also ends the window at the first line of Source
-	// that carries a later "launchTimestamp:" annotation: the next
-	// launch's seed, which SelectLines finds even before the statistics
-	// store has heard of that launch.
-	Launch string
+// LineSets selects several launches' lines of crawl.log in one pass over
+// the logs: the line of each of a launch's crawled events, known by its URL
+// and logged time (crawl.log's first and fourth columns are the event's
+// timestamp and URL; crawllog.EventTime). The zero LineSets is empty and
+// ready to use.
+type LineSets struct {
+	keys  map[string][]int
+	n     int
+	since time.Time
 }
 
-// Match reports whether a crawl.log line belongs to the window.
-func (w LogWindow) Match(line []byte) bool {
-	f := bytes.Fields(line)
-	if len(f) < 11 || string(f[10]) != w.Source {
-		return false
-	}
-	t, err := messages.ParseISOTime(string(f[0]))
+// Add adds the line of a crawled event of launch i (0, 1, ...); an event
+// without a usable time has no line to find.
+func (s *LineSets) Add(i int, ev messages.Crawled) {
+	t, err := ev.Time()
 	if err != nil {
-		return false
+		return
 	}
-	return (w.From.IsZero() || !t.Before(w.From)) && (w.To.IsZero() || t.Before(w.To))
+	if s.keys == nil {
+		s.keys = map[string][]int{}
+	}
+	k := lineKey(ev.URL, t)
+	if !slices.Contains(s.keys[k], i) {
+		s.keys[k] = append(s.keys[k], i)
+	}
+	s.n = max(s.n, i+1)
+	if s.since.IsZero() || t.Before(s.since) {
+		s.since = t
+	}
+}
+
+// Len is how many distinct lines the sets select.
+func (s *LineSets) Len() int { return len(s.keys) }
+
+// match returns the launches a crawl.log line belongs to. It runs for every
+// line of every log file, so it reads the two columns it needs without
+// splitting the line.
+func (s *LineSets) match(line []byte) []int {
+	var cols [4][]byte
+	rest := line
+	for i := range cols {
+		rest = bytes.TrimLeft(rest, " ")
+		end := bytes.IndexAny(rest, " \n")
+		if end <= 0 {
+			return nil // a line has at least 11 columns
+		}
+		cols[i], rest = rest[:end], rest[end:]
+	}
+	t, err := messages.ParseISOTime(string(cols[0]))
+	if err != nil {
+		return nil
+	}
+	return s.keys[lineKey(string(cols[3]), t)]
+}
+
+// Select reads files in order and returns each launch's lines, in file
+// order, and how many lines it selected in all. A file last written
+// before the earliest event holds none of the lines (a line is written
+// after its event's time) and is not read. An unterminated last line (a
+// log being written) is left out.
+func (s *LineSets) Select(files []string) ([][]byte, int, error) {
+	out := make([]bytes.Buffer, s.n)
+	n := 0
+	for _, p := range files {
+		if len(s.keys) == 0 {
+			break
+		}
+		if fi, err := os.Stat(p); err == nil && fi.ModTime().Before(s.since) {
+			continue
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, 0, fmt.Errorf("read crawl log: %w", err)
+		}
+		r := bufio.NewReaderSize(f, 64<<10)
+		for {
+			line, err := r.ReadSlice('\n')
+			if errors.Is(err, bufio.ErrBufferFull) {
+				// A line longer than the buffer: keep what was read (the
+				// next read reuses the buffer), then read the rest whole.
+				head := append([]byte(nil), line...)
+				var rest []byte
+				rest, err = r.ReadBytes('\n')
+				line = append(head, rest...)
+			}
+			if err != nil {
+				break // EOF or an unterminated last line
+			}
+			for _, i := range s.match(line) {
+				out[i].Write(line)
+				n++
+			}
+		}
+		_ = f.Close()
+	}
+	res := make([][]byte, s.n)
+	for i := range out {
+		res[i] = out[i].Bytes()
+	}
+	return res, n, nil
+}
+
+func lineKey(url string, t time.Time) string {
+	return strconv.FormatInt(t.UnixMilli(), 10) + " " + url
 }
 
 // LogFiles lists the crawl logs under dirs, oldest first: in each
@@ -97,82 +178,4 @@ func dirsOf(files []string) []string {
 		}
 	}
 	return out
-}
-
-// SelectLines returns the lines of files in w, in file order, each with
-// its newline. A last line without one (being written) is left out.
-func SelectLines(files []string, w LogWindow) ([]byte, int, error) {
-	if w.Launch != "" {
-		next, err := nextLaunch(files, w)
-		if err != nil {
-			return nil, 0, err
-		}
-		if !next.IsZero() && (w.To.IsZero() || next.Before(w.To)) {
-			w.To = next
-		}
-	}
-	var out bytes.Buffer
-	n := 0
-	for _, p := range files {
-		f, err := os.Open(p)
-		if err != nil {
-			return nil, 0, fmt.Errorf("read crawl log: %w", err)
-		}
-		r := bufio.NewReaderSize(f, 64<<10)
-		for {
-			line, err := r.ReadBytes('\n')
-			if err != nil {
-				break // EOF or an unterminated last line
-			}
-			if w.Match(line) {
-				out.Write(line)
-				n++
-			}
-		}
-		_ = f.Close()
-	}
-	return out.Bytes(), n, nil
-}
-
-// nextLaunch finds the earliest line of w.Source whose launch timestamp is
-// later than w.Launch; zero when there is none.
-func nextLaunch(files []string, w LogWindow) (time.Time, error) {
-	var first time.Time
-	for _, p := range files {
-		f, err := os.Open(p)
-		if err != nil {
-			return time.Time{}, fmt.Errorf("read crawl log: %w", err)
-		}
-		r := bufio.NewReaderSize(f, 64<<10)
-		for {
-			line, err := r.ReadBytes('\n')
-			if err != nil {
-				break
-			}
-			fs := bytes.Fields(line)
-			if len(fs) < 12 || string(fs[10]) != w.Source {
-				continue
-			}
-			ts := launchOf(string(fs[11]))
-			if ts == "" || ts <= w.Launch {
-				continue
-			}
-			if t, err := messages.ParseISOTime(string(fs[0])); err == nil && (first.IsZero() || t.Before(first)) {
-				first = t
-			}
-		}
-		_ = f.Close()
-	}
-	return first, nil
-}
-
-// launchOf returns the launchTimestamp annotation of a crawl.log
-// annotations column.
-func launchOf(annotations string) string {
-	for _, a := range strings.Split(annotations, ",") {
-		if ts, ok := strings.CutPrefix(a, "launchTimestamp:"); ok && len(ts) == 14 {
-			return ts
-		}
-	}
-	return ""
 }

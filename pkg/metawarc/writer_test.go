@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/nlnwa/gowarc"
+
+	"github.com/trawler-crawl/trawler/pkg/messages"
 )
 
 // strict are the reading options of the content WARCs' tests: every
@@ -226,7 +228,7 @@ func TestHelperWriteForever(t *testing.T) {
 	}
 }
 
-func TestSelectLines(t *testing.T) {
+func TestLineSetsSelect(t *testing.T) {
 	dir := t.TempDir()
 	lines := []string{
 		"2024-01-17T08:59:59.000Z   200        10 http://a/ - - text/html #001 - - tid:1:http://a/ -\n",
@@ -246,17 +248,64 @@ func TestSelectLines(t *testing.T) {
 	if err != nil || len(files) != 2 || filepath.Base(files[1]) != "crawl.log" {
 		t.Fatalf("files = %v, %v", files, err)
 	}
-	w := LogWindow{Source: "tid:1:http://a/", From: time.Date(2024, 1, 17, 9, 0, 0, 0, time.UTC), To: time.Date(2024, 1, 17, 10, 0, 0, 0, time.UTC)}
-	got, n, err := SelectLines(files, w)
+	// Launch 0: the seed at 9:00 and a child logged at 9:30 (and a partial
+	// line's event, which has no complete line yet); launch 1: the seed
+	// again at 10:00 and b's line.
+	var sets LineSets
+	for _, e := range []struct {
+		launch int
+		ev     messages.Crawled
+	}{
+		{0, messages.Crawled{URL: "http://a/", Timestamp: "2024-01-17T09:00:00.000Z"}},
+		{0, messages.Crawled{URL: "http://a/x", Timestamp: "2024-01-17T09:30:00Z"}},
+		{0, messages.Crawled{URL: "http://a/partial", Timestamp: "2024-01-17T10:00:01.000Z"}},
+		{0, messages.Crawled{URL: "http://a/nowhen", Timestamp: "yesterday"}},
+		{1, messages.Crawled{URL: "http://a/", Timestamp: "2024-01-17T10:00:00.000Z"}},
+		{1, messages.Crawled{URL: "http://b/", Timestamp: "2024-01-17T09:00:01.000Z"}},
+	} {
+		sets.Add(e.launch, e.ev)
+	}
+	got, n, err := sets.Select(files)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := lines[1] + lines[3]; string(got) != want || n != 2 {
-		t.Errorf("selected %d lines:\n%s\nwant:\n%s", n, got, want)
+	if want := []string{lines[1] + lines[3], lines[2] + lines[4]}; len(got) != 2 || string(got[0]) != want[0] || string(got[1]) != want[1] || n != 4 {
+		t.Errorf("selected %d lines:\n%q\nwant:\n%q", n, got, want)
 	}
-	// Without an upper bound, the next launch's seed ends the window.
-	w.To, w.Launch = time.Time{}, "20240117090000"
-	if got, _, _ := SelectLines(files, w); string(got) != lines[1]+lines[3] {
-		t.Errorf("window ended by the next seed:\n%s", got)
+	if sets.Len() != 5 {
+		t.Errorf("Len = %d, want 5 (an event without a time has no line)", sets.Len())
+	}
+	for _, bad := range []string{"garbage\n", "not-a-time 200 10 http://a/ - - x #1 - - s -\n", "\n"} {
+		if m := sets.match([]byte(bad)); m != nil {
+			t.Errorf("malformed line %q matched %v", bad, m)
+		}
+	}
+	if _, _, err := sets.Select([]string{filepath.Join(dir, "gone")}); err == nil {
+		t.Error("a missing file: no error")
+	}
+	// A file last written before the earliest event is not read.
+	old := time.Date(2024, 1, 17, 8, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(files[0], old, old); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := sets.Select(files); string(got[0]) != lines[3] || string(got[1]) != lines[4] {
+		t.Errorf("with the old file skipped: %q", got)
+	}
+	// A line longer than the read buffer is still one line.
+	long := "http://a/" + strings.Repeat("x", 100<<10)
+	longLine := "2024-01-17T11:00:00.000Z   200        10 " + long + " L http://a/ text/html #001 - - tid:1:http://a/ -\n"
+	longFile := filepath.Join(t.TempDir(), "crawl.log")
+	if err := os.WriteFile(longFile, []byte(lines[0]+longLine+lines[3]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ls LineSets
+	ls.Add(0, messages.Crawled{URL: long, Timestamp: "2024-01-17T11:00:00.000Z"})
+	ls.Add(0, messages.Crawled{URL: "http://a/x", Timestamp: "2024-01-17T09:30:00Z"})
+	if got, n, err := ls.Select([]string{longFile}); err != nil || n != 2 || string(got[0]) != longLine+lines[3] {
+		t.Errorf("long line: %d lines, %v", n, err)
+	}
+	var empty LineSets
+	if got, n, err := empty.Select(files); len(got) != 0 || n != 0 || err != nil {
+		t.Errorf("empty sets: %q %d %v", got, n, err)
 	}
 }

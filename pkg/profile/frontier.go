@@ -44,13 +44,24 @@ type Frontier struct {
 	// BloomExpectedURIs and BloomFalsePositiveRate size the Bloom filter.
 	BloomExpectedURIs      int64   `yaml:"bloomExpectedUris"`
 	BloomFalsePositiveRate float64 `yaml:"bloomFalsePositiveRate"`
+	// Shards splits the frontier over this many Redis Cluster hash tags
+	// (1..1024), so that a cluster spreads it over its masters; 1 keeps it
+	// in one slot, which suits a single Redis. Every role opening the
+	// frontier must agree, hence a profile setting and not a flag; the
+	// count is recorded in Redis when the frontier is created and a
+	// frontier opened with another count refuses to run
+	// (docs/frontier.md, "Shards").
+	Shards int `yaml:"shards"`
 }
+
+// MaxShards is the largest frontier.shards.
+const MaxShards = 1024
 
 func defaultFrontier() Frontier {
 	return Frontier{
 		ParallelQueues: 1, PreferenceDepthHops: -1, MaxRetries: 10, RetryDelaySeconds: 900,
 		SeenFilter: SeenRecently, RecrawlIntervalSeconds: 365 * 24 * 3600, KeepOutlinks: true,
-		BloomExpectedURIs: 1_000_000_000, BloomFalsePositiveRate: 1e-4,
+		BloomExpectedURIs: 1_000_000_000, BloomFalsePositiveRate: 1e-4, Shards: 1,
 	}
 }
 
@@ -70,6 +81,9 @@ func (f Frontier) validate() error {
 	}
 	if f.BloomExpectedURIs < 1 || f.BloomFalsePositiveRate <= 0 || f.BloomFalsePositiveRate >= 1 {
 		errs = append(errs, errors.New("frontier: bloomExpectedUris must be >= 1 and 0 < bloomFalsePositiveRate < 1"))
+	}
+	if f.Shards < 1 || f.Shards > MaxShards {
+		errs = append(errs, fmt.Errorf("frontier.shards: %d is not in 1..%d", f.Shards, MaxShards))
 	}
 	return errors.Join(errs...)
 }

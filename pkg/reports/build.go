@@ -26,8 +26,11 @@ type Filter struct {
 	// Source keeps the events of one target: the source tag (the seed
 	// field, e.g. "tid:1001:https://example.org/").
 	Source string
-	// Launch keeps the events of one launch: the 14-digit launch
-	// timestamp of the launchTimestamp:… annotation.
+	// Launch keeps the events of one launch, by its 14-digit launch
+	// timestamp: the launch id every URI of the launch names
+	// (extra_info launchId), or for an event without one (an older
+	// producer's) its launchTimestamp:… annotation, which only the URIs
+	// within the launch's refresh depth carry.
 	Launch string
 }
 
@@ -45,8 +48,11 @@ func (f Filter) Match(ev *messages.Crawled) bool {
 			return false
 		}
 	}
-	if f.Launch != "" && !hasAnnotation(ev.Annotations, "launchTimestamp:"+f.Launch) {
-		return false
+	if f.Launch != "" {
+		if id := ev.LaunchID(); id != "" {
+			return id == f.Launch
+		}
+		return hasAnnotation(ev.Annotations, "launchTimestamp:"+f.Launch)
 	}
 	return true
 }

@@ -36,8 +36,10 @@ type Config struct {
 	// Hosts and PagesPerHost size the synthetic web; PageBytes pads its
 	// HTML pages.
 	Hosts, PagesPerHost, PageBytes int
-	// DocsPages sizes the documentation site.
-	DocsPages int
+	// DocsPages sizes the documentation site; DocsFanout > 0 makes its
+	// pages a tree of that fanout below the index (a crawl discovers them
+	// level by level) instead of a flat table of contents.
+	DocsPages, DocsFanout int
 	// GzipLevel is used by both the baseline and the WARC writer.
 	GzipLevel int
 	// Threads are the crawl's worker threads; Goroutines the baseline's.
@@ -63,6 +65,9 @@ type Config struct {
 type Report struct {
 	Site string
 	URLs int
+	// Levels is how many link levels the site has below its seed (0: not
+	// known, the synthetic web).
+	Levels int
 	// Baselines are the baseline runs before and after the crawl; Baseline
 	// pools them, and is what the crawl is compared with.
 	Baselines []baseline.Result
@@ -106,6 +111,7 @@ func (c CrawlResult) PagesPerSec() float64 {
 
 // site is a served benchmark site.
 type site struct {
+	levels   int
 	seeds    []string
 	urls     []string
 	resolver fetch.Resolver
@@ -128,7 +134,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer s.close()
-	r := &Report{Site: cfg.Site, URLs: len(s.urls)}
+	r := &Report{Site: cfg.Site, URLs: len(s.urls), Levels: s.levels}
 	dataDir := cfg.DataDir
 	if dataDir == "" {
 		dataDir = filepath.Join(tmp, "crawl")
@@ -198,7 +204,11 @@ func serve(ctx context.Context, cfg Config, tmp string) (*site, error) {
 		return &site{seeds: srv.Seeds(), urls: urls, resolver: srv.Resolver(), close: srv.Close}, nil
 	case SiteDocs:
 		dir := filepath.Join(tmp, "docs")
-		if err := docsite.Generate(dir, cfg.DocsPages, 1); err != nil {
+		gen := func() error { return docsite.Generate(dir, cfg.DocsPages, 1) }
+		if cfg.DocsFanout > 0 {
+			gen = func() error { return docsite.GenerateTree(dir, cfg.DocsPages, cfg.DocsFanout, 1) }
+		}
+		if err := gen(); err != nil {
 			return nil, fmt.Errorf("bench docs site: %w", err)
 		}
 		srv, err := docsite.Serve(ctx, dir, "127.0.0.1:0")
@@ -209,7 +219,11 @@ func serve(ctx context.Context, cfg Config, tmp string) (*site, error) {
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("bench docs site: %w", err), srv.Close())
 		}
-		return &site{seeds: []string{srv.URL() + "/"}, urls: urls, close: srv.Close}, nil
+		levels := 2 // the index, then every page and the style sheet
+		if cfg.DocsFanout > 0 {
+			levels = 1 + docsite.Levels(cfg.DocsPages, cfg.DocsFanout)
+		}
+		return &site{levels: levels, seeds: []string{srv.URL() + "/"}, urls: urls, close: srv.Close}, nil
 	default:
 		return nil, fmt.Errorf("bench: site %q is not %s or %s", cfg.Site, SiteSynthetic, SiteDocs)
 	}

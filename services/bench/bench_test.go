@@ -19,16 +19,23 @@ func TestRunSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two standalone crawls")
 	}
-	for _, site := range []string{SiteSynthetic, SiteDocs} {
-		t.Run(site, func(t *testing.T) {
+	for _, tc := range []struct {
+		name, site     string
+		fanout, levels int
+	}{{"synthetic", SiteSynthetic, 0, 0}, {"docs", SiteDocs, 0, 2}, {"docs-tree", SiteDocs, 2, 4}} {
+		site := tc.site
+		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			base := profile.Default()
 			trace := filepath.Join(t.TempDir(), "trace.out")
 			r, err := Run(ctx, Config{Site: site, Hosts: 2, PagesPerHost: 10, PageBytes: 10_000, DocsPages: 12,
-				GzipLevel: 6, Threads: 8, Goroutines: 8, Base: base, Trace: trace})
+				DocsFanout: tc.fanout, GzipLevel: 6, Threads: 8, Goroutines: 8, Base: base, Trace: trace})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if r.Levels != tc.levels { // 12 pages of fanout 2: levels 1, 2-5, 6-12 below the index
+				t.Errorf("site has %d levels, want %d", r.Levels, tc.levels)
 			}
 			if fi, err := os.Stat(trace); err != nil || fi.Size() == 0 {
 				t.Errorf("execution trace %s: %v (empty: %v)", trace, err, err == nil && fi.Size() == 0)
@@ -68,7 +75,7 @@ func TestRunSmall(t *testing.T) {
 			}
 			var out bytes.Buffer
 			r.Print(&out)
-			for _, want := range []string{"baseline", "trawler", "CPU-µs per page by stage", "warc"} {
+			for _, want := range []string{"baseline", "trawler", "CPU-µs per page by stage", "warc", "time ratio: the crawl took"} {
 				if !strings.Contains(out.String(), want) {
 					t.Errorf("report lacks %q:\n%s", want, out.String())
 				}

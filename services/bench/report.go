@@ -13,7 +13,11 @@ var stageOrder = []string{"precondition", "fetch", "scan", "extract", "warc", "o
 // Print writes the report as a table.
 func (r *Report) Print(w io.Writer) {
 	c, b := r.Crawl, r.Baseline
-	fmt.Fprintf(w, "site %s: %d URLs\n", r.Site, r.URLs)
+	if r.Levels > 0 {
+		fmt.Fprintf(w, "site %s: %d URLs in %d levels\n", r.Site, r.URLs, r.Levels)
+	} else {
+		fmt.Fprintf(w, "site %s: %d URLs\n", r.Site, r.URLs)
+	}
 	fmt.Fprintf(w, "%-9s %8s %10s %14s %18s %10s\n", "", "pages", "pages/s", "CPU-µs/page", "machine-µs/page", "peak RSS")
 	for i, run := range r.Baselines {
 		fmt.Fprintf(w, "%-9s %8d %10.0f %14.0f %18s %10s\n", fmt.Sprintf("base #%d", i+1), run.Pages, run.PagesPerSec, run.CPUMicrosPerPage, "-", "-")
@@ -24,6 +28,9 @@ func (r *Report) Print(w io.Writer) {
 	if b.PagesPerSec > 0 {
 		fmt.Fprintf(w, "trawler/baseline: %.0f%% of the baseline's pages/s, %.0f%% of its CPU-µs/page (crawl window %s)\n",
 			100*c.PagesPerSec()/b.PagesPerSec, 100*perPage(c.CPU, c.Pages)/b.CPUMicrosPerPage, c.Window.Round(time.Millisecond))
+		once := time.Duration(float64(r.URLs) / b.PagesPerSec * float64(time.Second))
+		fmt.Fprintf(w, "time ratio: the crawl took %.2fx the baseline's one pass over the known URL list (%s); %.2f cores busy on average (process CPU over the crawl window, start and stop included)\n",
+			c.Window.Seconds()/once.Seconds(), once.Round(time.Millisecond), c.CPU.Seconds()/c.Window.Seconds())
 	}
 	if r.BaselineInstructions > 0 && c.Instructions > 0 && b.Pages > 0 && c.Pages > 0 {
 		bi, ci := float64(r.BaselineInstructions)/float64(b.Pages), float64(c.Instructions)/float64(c.Pages)

@@ -2,10 +2,11 @@ package cdxwriter
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/trawler-crawl/trawler/pkg/kafka"
 )
 
 // pollLag keeps trawler_cdxwriter_lag_records current for the writer's
@@ -61,46 +62,10 @@ func (w *Writer) updateLag(ctx context.Context, adm *kadm.Client, groups []strin
 		// The lag is committed offsets against end offsets, which need no
 		// description of the group: a group that is rebalancing (a busy
 		// machine can keep one at it for long) still has a lag.
-		if n, err := w.committedLag(pollCtx, adm, g); err == nil {
+		if n, err := kafka.GroupLag(pollCtx, adm, g, w.cfg.Topic()); err == nil {
 			w.m.lag.WithLabelValues(g).Set(float64(n))
 		} else {
 			w.log.Debug("consumer lag from committed offsets", "group", g, "err", err)
 		}
 	}
-}
-
-// committedLag is the records of the crawled topic that group has not
-// committed: end offset minus committed offset (or the whole partition
-// when nothing is committed), summed over the partitions.
-func (w *Writer) committedLag(ctx context.Context, adm *kadm.Client, group string) (int64, error) {
-	topic := w.cfg.Topic()
-	ends, err := adm.ListEndOffsets(ctx, topic)
-	if err != nil {
-		return 0, fmt.Errorf("end offsets of %s: %w", topic, err)
-	}
-	starts, err := adm.ListStartOffsets(ctx, topic)
-	if err != nil {
-		return 0, fmt.Errorf("start offsets of %s: %w", topic, err)
-	}
-	committed, err := adm.FetchOffsets(ctx, group)
-	if err != nil {
-		return 0, fmt.Errorf("committed offsets of %s: %w", group, err)
-	}
-	var total int64
-	var ferr error
-	ends.Each(func(end kadm.ListedOffset) {
-		if end.Err != nil {
-			ferr = fmt.Errorf("end offset of %s/%d: %w", end.Topic, end.Partition, end.Err)
-			return
-		}
-		at := int64(0)
-		if s, ok := starts.Lookup(end.Topic, end.Partition); ok && s.Err == nil {
-			at = s.Offset
-		}
-		if c, ok := committed.Lookup(end.Topic, end.Partition); ok && c.Err == nil && c.At >= 0 {
-			at = c.At
-		}
-		total += max(end.Offset-at, 0)
-	})
-	return total, ferr
 }

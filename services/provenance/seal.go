@@ -16,6 +16,7 @@ import (
 
 	"github.com/trawler-crawl/trawler/pkg/cdx"
 	"github.com/trawler-crawl/trawler/pkg/harveststats"
+	"github.com/trawler-crawl/trawler/pkg/kafka"
 	"github.com/trawler-crawl/trawler/pkg/messages"
 	"github.com/trawler-crawl/trawler/pkg/metawarc"
 	"github.com/trawler-crawl/trawler/pkg/reports"
@@ -42,7 +43,8 @@ func (c Config) LaunchDir(l harveststats.Launch) string {
 // and its metadata WARC, announces the WARC and marks the launch done.
 // Every step may be repeated after a crash: the topic is keyed by launch,
 // files are replaced whole, and the WARC keeps its first complete copy.
-func (s *Service) writeLaunch(ctx context.Context, l harveststats.Launch) error {
+func (s *Service) writeLaunch(ctx context.Context, p *pendingLaunch) error {
+	l := p.launch
 	st, err := s.store.Stats(ctx, l)
 	if err != nil {
 		return err
@@ -56,10 +58,7 @@ func (s *Service) writeLaunch(ctx context.Context, l harveststats.Launch) error 
 	}
 	dir := s.cfg.LaunchDir(l)
 	launched, hasTime := launchTime(l)
-	agg, cdxLines, seeds, origin, err := s.collect(ctx, l)
-	if err != nil {
-		return err
-	}
+	agg, cdxLines, seeds, origin := s.collect(p.events)
 	now := s.d.Now().UTC()
 	info := reports.RunInfo{End: now, Status: runStatus(st.State)}
 	if hasTime {
@@ -73,7 +72,7 @@ func (s *Service) writeLaunch(ctx context.Context, l harveststats.Launch) error 
 			return err
 		}
 	}
-	items, err := s.items(ctx, l, st, js, dir, cdxLines, seeds)
+	items, err := s.items(l, st, js, dir, cdxLines, seeds, p.log)
 	if err != nil {
 		return err
 	}
@@ -92,7 +91,7 @@ func (s *Service) writeLaunch(ctx context.Context, l harveststats.Launch) error 
 	if err := s.announce(ctx, res); err != nil {
 		return err
 	}
-	if err := s.store.MarkDone(ctx, l, res.Name); err != nil {
+	if err := s.store.MarkDone(ctx, l, res.Name, js); err != nil {
 		return err
 	}
 	s.m.warcs.Inc()
@@ -106,13 +105,19 @@ func (s *Service) writeLaunch(ctx context.Context, l harveststats.Launch) error 
 // that stream's content, under that stream's legal basis.
 type streamOrigin struct{ stream, prefix string }
 
-// collect reads the launch's events into reports, CDX11 lines and seeds,
-// and the stream they came from.
-func (s *Service) collect(ctx context.Context, l harveststats.Launch) (*reports.Aggregator, []byte, []string, streamOrigin, error) {
+// collect reads the launch's events (every event, in time order) into
+// reports, CDX11 lines and seeds, each URL once (its first event), and
+// the stream they came from.
+func (s *Service) collect(all []messages.Crawled) (*reports.Aggregator, []byte, []string, streamOrigin) {
 	var evs []messages.Crawled
 	var seeds []string
 	var origin streamOrigin
-	if err := s.store.Events(ctx, l, func(ev messages.Crawled) error {
+	seen := map[string]bool{}
+	for _, ev := range all {
+		if seen[ev.URL] {
+			continue // a recrawl within the launch, or a retried URI's repeat
+		}
+		seen[ev.URL] = true
 		if origin.stream == "" {
 			origin.stream, _ = ev.ExtraInfo["stream"].(string)
 			origin.prefix, _ = ev.ExtraInfo["warcPrefix"].(string)
@@ -121,9 +126,6 @@ func (s *Service) collect(ctx context.Context, l harveststats.Launch) (*reports.
 		if ev.HopPath == "" && !strings.HasPrefix(ev.URL, "dns:") {
 			seeds = append(seeds, ev.URL)
 		}
-		return nil
-	}); err != nil {
-		return nil, nil, nil, origin, err
 	}
 	agg := reports.New(reports.Options{CrawlName: s.d.Profile.Crawl.Name, Seeds: seeds})
 	var lines []string
@@ -143,7 +145,7 @@ func (s *Service) collect(ctx context.Context, l harveststats.Launch) (*reports.
 		b.WriteString(line)
 		b.WriteByte('\n')
 	}
-	return agg, []byte(b.String()), seeds, origin, nil
+	return agg, []byte(b.String()), seeds, origin
 }
 
 // metaFor is where a launch of origin's stream writes its metadata WARC:
@@ -170,16 +172,12 @@ func (s *Service) metaFor(o streamOrigin) (metawarc.Config, error) {
 
 // items are the metadata WARC's records, in NetarchiveSuite's order:
 // setup, logs, reports, index.
-func (s *Service) items(ctx context.Context, l harveststats.Launch, st harveststats.LaunchStats, js []byte,
-	dir string, cdxLines []byte, seeds []string) ([]metawarc.Item, error) {
+func (s *Service) items(l harveststats.Launch, st harveststats.LaunchStats, js []byte,
+	dir string, cdxLines []byte, seeds []string, logLines []byte) ([]metawarc.Item, error) {
 	uri := func(path string) string { return metawarc.URI(path, s.cfg.Crawl, l.Source, l.Timestamp) }
 	sheets, err := yaml.Marshal(s.d.Profile.Sheets)
 	if err != nil {
 		return nil, fmt.Errorf("provenance: encode sheets: %w", err)
-	}
-	logLines, err := s.crawlLog(ctx, l)
-	if err != nil {
-		return nil, err
 	}
 	items := []metawarc.Item{
 		{URI: uri(metawarc.PathProfile), ContentType: "application/yaml", Block: []byte(s.d.Profile.YAML())},
@@ -202,33 +200,45 @@ func (s *Service) items(ctx context.Context, l harveststats.Launch, st harvestst
 	return items, nil
 }
 
-// crawlLog selects the launch's crawl.log lines: its source's lines from
-// its launch time until the next launch of the source.
-func (s *Service) crawlLog(ctx context.Context, l harveststats.Launch) ([]byte, error) {
-	w := metawarc.LogWindow{Source: l.Source, Launch: l.Timestamp}
-	w.From, _ = launchTime(l)
-	all, err := s.store.Launches(ctx)
-	if err != nil {
-		return nil, err
-	}
-	next := ""
-	for o := range all {
-		if o.Source == l.Source && o.Timestamp > l.Timestamp && (next == "" || o.Timestamp < next) {
-			next = o.Timestamp
+// pendingLaunch is a sealed launch being written: its events, every one
+// in time order, and its lines of crawl.log.
+type pendingLaunch struct {
+	launch harveststats.Launch
+	events []messages.Crawled
+	log    []byte
+}
+
+// loadPending reads the events of launches and selects their crawl.log
+// lines: the line of each event (crawl.log has a line per crawled event,
+// with the event's time and URL), so a URI of a launch logged after the
+// next launch began is in it and the next launch's are not. The logs are
+// read once for all of them.
+func (s *Service) loadPending(ctx context.Context, ls []harveststats.Launch) ([]*pendingLaunch, error) {
+	var sets metawarc.LineSets
+	out := make([]*pendingLaunch, len(ls))
+	for i, l := range ls {
+		p := &pendingLaunch{launch: l}
+		if err := s.store.Events(ctx, l, true, func(ev messages.Crawled) error {
+			p.events = append(p.events, ev)
+			sets.Add(i, ev)
+			return nil
+		}); err != nil {
+			return nil, err
 		}
-	}
-	if next != "" {
-		w.To, _ = launchTime(harveststats.Launch{Timestamp: next})
+		out[i] = p
 	}
 	files, err := metawarc.LogFiles(s.cfg.logDirs())
 	if err != nil {
 		return nil, fmt.Errorf("provenance: %w", err)
 	}
-	b, _, err := metawarc.SelectLines(files, w)
+	logs, _, err := sets.Select(files)
 	if err != nil {
 		return nil, fmt.Errorf("provenance: %w", err)
 	}
-	return b, nil
+	for i := range logs {
+		out[i].log = logs[i]
+	}
+	return out, nil
 }
 
 // launchTime parses a launch's timestamp; false for none.
@@ -295,7 +305,7 @@ func (s *Service) waitCaughtUp(ctx context.Context) error {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for {
-		lag, err := groupLag(ctx, adm, s.cfg.Group(), s.cfg.CrawledTopic())
+		lag, err := kafka.GroupLag(ctx, adm, s.cfg.Group(), s.cfg.CrawledTopic())
 		if err == nil && lag == 0 {
 			return nil
 		}
@@ -305,27 +315,4 @@ func (s *Service) waitCaughtUp(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
-}
-
-// groupLag is end offset minus committed offset, summed over the topic.
-func groupLag(ctx context.Context, adm *kadm.Client, group, topic string) (int64, error) {
-	ends, err := adm.ListEndOffsets(ctx, topic)
-	if err != nil {
-		return 0, err
-	}
-	committed, err := adm.FetchOffsets(ctx, group)
-	if err != nil {
-		return 0, err
-	}
-	var lag int64
-	ends.Each(func(o kadm.ListedOffset) {
-		at := int64(0)
-		if c, ok := committed.Lookup(topic, o.Partition); ok {
-			at = c.At
-		}
-		if o.Offset > at {
-			lag += o.Offset - at
-		}
-	})
-	return lag, nil
 }

@@ -15,13 +15,15 @@
 package provenance
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/trawler-crawl/trawler/internal/together"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +32,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/trawler-crawl/trawler/internal/together"
 	"github.com/trawler-crawl/trawler/pkg/docfind"
 	"github.com/trawler-crawl/trawler/pkg/frontier"
 	"github.com/trawler-crawl/trawler/pkg/harveststats"
@@ -229,8 +232,13 @@ func (s *Service) Tick(ctx context.Context) error {
 	}
 	now := s.d.Now()
 	for _, a := range active {
-		done := a.Superseded ||
-			(left != nil && left[a.Launch.Source] == 0 && now.Sub(a.LastActivity) >= s.cfg.Settle)
+		// A launch ends when nothing of its target is left, or when a later
+		// launch of the target has begun: at once if its events name no
+		// launch (from then on the source's events count in the new one),
+		// else once its own URIs have been quiet for Settle.
+		quiet := now.Sub(a.LastActivity) >= s.cfg.Settle
+		done := a.Superseded && (!a.Named || quiet) ||
+			(left != nil && left[a.Launch.Source] == 0 && quiet)
 		if !done {
 			continue
 		}
@@ -312,15 +320,40 @@ func (s *Service) writePending(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ls := slices.SortedFunc(maps.Keys(pending), func(a, b harveststats.Launch) int { return cmp.Compare(a.Key(), b.Key()) })
 	var errs []error
-	for l := range pending {
-		if err := s.writeLaunch(ctx, l); err != nil {
+	// Launches are loaded in groups, their crawl.log lines selected in one
+	// pass over the logs per group, with at most maxPendingEvents events
+	// in memory (a crawl's end seals every launch at once).
+	for len(ls) > 0 {
+		n, events := 0, int64(0)
+		for n < len(ls) && (n == 0 || events < maxPendingEvents) {
+			c, err := s.store.EventCount(ctx, ls[n])
+			if err != nil {
+				return err
+			}
+			events += c
+			n++
+		}
+		group, err := s.loadPending(ctx, ls[:n])
+		ls = ls[n:]
+		if err != nil {
 			s.m.errors.WithLabelValues("seal").Inc()
 			errs = append(errs, err)
+			continue
+		}
+		for _, p := range group {
+			if err := s.writeLaunch(ctx, p); err != nil {
+				s.m.errors.WithLabelValues("seal").Inc()
+				errs = append(errs, err)
+			}
 		}
 	}
 	return errors.Join(errs...)
 }
+
+// maxPendingEvents bounds the events of the launches written together.
+const maxPendingEvents = 1 << 20
 
 // docState is the document finder's.
 type docState struct {

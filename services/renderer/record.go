@@ -203,6 +203,9 @@ func (r *Renderer) event(s *session, rec record) messages.Crawled {
 	if st := r.cfg.stream(); st != "" {
 		ev.ExtraInfo[recentdb.ExtraStream] = st
 	}
+	if id := s.l.LaunchID(); id != "" {
+		ev.ExtraInfo[messages.ExtraLaunchID] = id
+	}
 	if rec.size > 0 {
 		ev.Size = &rec.size
 	}
@@ -221,7 +224,7 @@ func (r *Renderer) event(s *session, rec record) messages.Crawled {
 
 func (r *Renderer) logCrawl(ev messages.Crawled, rec record) {
 	e := crawllog.Entry{
-		Logged: time.Now(), Status: ev.StatusCode, Size: rec.size, URL: ev.URL, HopPath: ev.HopPath, Via: ev.Via,
+		Logged: crawllog.EventTime(ev), Status: ev.StatusCode, Size: rec.size, URL: ev.URL, HopPath: ev.HopPath, Via: ev.Via,
 		MIME: ev.Mimetype, Thread: ev.Thread, Duration: rec.duration, Digest: rec.digest, Source: ev.Seed,
 		FetchStart: rec.start,
 	}

@@ -155,7 +155,7 @@ func drained(ctx context.Context, adm *kadm.Client, w *worker.Worker, ccfg cdxwr
 	if err != nil || st.InFlight > 0 {
 		return false
 	}
-	lag, err := groupLag(ctx, adm, ccfg.Group(), ccfg.Topic())
+	lag, err := kafka.GroupLag(ctx, adm, ccfg.Group(), ccfg.Topic())
 	return err == nil && lag == 0
 }
 
@@ -168,43 +168,12 @@ func isIdle(ctx context.Context, adm *kadm.Client, w *worker.Worker, wcfg worker
 	// published, so its lag covers renders in progress.
 	groups := append([][2]string{{"trawler-worker-" + wcfg.Name(), wcfg.ToCrawlTopic()}, {ccfg.Group(), ccfg.Topic()}}, rule.groups...)
 	for _, gt := range groups {
-		lag, err := groupLag(ctx, adm, gt[0], gt[1])
+		lag, err := kafka.GroupLag(ctx, adm, gt[0], gt[1])
 		if err != nil || lag > 0 {
 			return false, err
 		}
 	}
 	return true, nil
-}
-
-// groupLag is end offset minus committed offset, summed over the topic's
-// partitions; a partition with no commit counts from its start offset.
-func groupLag(ctx context.Context, adm *kadm.Client, group, topic string) (int64, error) {
-	ends, err := adm.ListEndOffsets(ctx, topic)
-	if err != nil {
-		return 0, fmt.Errorf("end offsets %s: %w", topic, err)
-	}
-	starts, err := adm.ListStartOffsets(ctx, topic)
-	if err != nil {
-		return 0, fmt.Errorf("start offsets %s: %w", topic, err)
-	}
-	committed, err := adm.FetchOffsets(ctx, group)
-	if err != nil {
-		return 0, fmt.Errorf("committed offsets %s: %w", group, err)
-	}
-	var lag int64
-	ends.Each(func(o kadm.ListedOffset) {
-		at := int64(0)
-		if s, ok := starts.Lookup(o.Topic, o.Partition); ok {
-			at = s.Offset
-		}
-		if c, ok := committed.Lookup(o.Topic, o.Partition); ok && c.At >= 0 {
-			at = c.At
-		}
-		if o.Offset > at {
-			lag += o.Offset - at
-		}
-	})
-	return lag, nil
 }
 
 // idleRule is when a run ends by itself: with untilIdle once the crawl is

@@ -72,8 +72,9 @@ func (c *chain) attach(ctx context.Context, l messages.Launch) (dropped int, err
 }
 
 // refresh reloads seeds and sheets other workers added. It is throttled to
-// once a second unless force is set (before judging a seed's outlinks, so a
-// new seed's scope is never judged with a set that lacks it).
+// once a second unless force is set (before judging the outlinks of a seed
+// or of a prerequisite, so a new seed's scope is never judged with a set
+// that lacks it).
 func (c *chain) refresh(ctx context.Context, force bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -130,7 +130,7 @@ func (w *Worker) logCrawl(ev messages.Crawled, out *outcome) {
 		return
 	}
 	e := crawllog.Entry{
-		Logged: time.Now(), Status: ev.StatusCode, Size: out.size, URL: ev.URL, HopPath: ev.HopPath, Via: ev.Via,
+		Logged: crawllog.EventTime(ev), Status: ev.StatusCode, Size: out.size, URL: ev.URL, HopPath: ev.HopPath, Via: ev.Via,
 		MIME: ev.Mimetype, Thread: ev.Thread, Duration: out.duration, Digest: out.digest, Source: ev.Seed,
 	}
 	if out.http {
@@ -205,6 +205,9 @@ func (w *Worker) event(l messages.Launch, thread int, o *outcome) messages.Crawl
 	}
 	if s := w.cfg.stream(); s != "" {
 		ev.ExtraInfo[recentdb.ExtraStream] = s
+	}
+	if id := l.LaunchID(); id != "" {
+		ev.ExtraInfo[messages.ExtraLaunchID] = id
 	}
 	if o.size > 0 {
 		ev.Size = &o.size

@@ -167,3 +167,34 @@ func TestQuotaBlocksWith5003(t *testing.T) {
 		t.Fatalf("%d successes and %d blocked URIs, want 3 and some", ok, blocked)
 	}
 }
+
+// Every URI a launch leads to, however many hops from its seed, names the
+// launch in its crawled event (extra_info launchId), while the launch
+// timestamp itself stops at refreshDepth; a launch without a timestamp
+// names none.
+func TestLaunchIDReachesDeepURIs(t *testing.T) {
+	e := setup(t)
+	p := profile.Default()
+	p.Politeness = profile.Politeness{MaxDelayMs: 1}
+	seeds := e.srv.Seeds()
+	const ts = "20240117090000"
+	depth := 1
+	events := e.crawl(t, crawlRun{p: p, resolver: e.srv.Resolver(), seeds: seeds[:1], minURIs: 10,
+		launch: func(l *messages.Launch) {
+			hd := &l.ParentURLMetadata.HeritableData
+			hd.LaunchTimestamp, hd.RefreshDepth = ts, &depth
+			hd.Heritable = []string{"source", "heritable", "refreshDepth"}
+		}})
+	deepest := 0
+	for u, evs := range events {
+		for _, ev := range evs {
+			if got := ev.LaunchID(); got != ts {
+				t.Errorf("%s (hops %q): launch id %q, want %s", u, ev.HopPath, got, ts)
+			}
+			deepest = max(deepest, len(strings.TrimRight(ev.HopPath, "P")))
+		}
+	}
+	if deepest < 3 {
+		t.Fatalf("deepest URI %d hops from the seed: the crawl did not go deep enough to show inheritance", deepest)
+	}
+}

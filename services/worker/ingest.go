@@ -44,6 +44,7 @@ func (w *Worker) ingest(ctx context.Context, batch []kafka.Item[messages.Launch]
 			continue
 		}
 		l.URL = norm
+		l.StampLaunchID() // every URI found from it names its launch (pkg/messages/launchid.go)
 		n, err := w.chain.attach(ctx, l)
 		if err != nil {
 			return fmt.Errorf("attach launch %s: %w", l.URL, err)

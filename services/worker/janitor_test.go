@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -196,8 +197,30 @@ func checkFileIdentity(t *testing.T, path string) string {
 }
 
 // checkCapturesLogged checks that every capture in id's WARC files has a
-// line in id's own crawl.log, and returns how many captures there are.
+// line in id's own crawl.log, and returns how many captures there are. A
+// recovery writes the missing lines just after it closes the files, so the
+// check polls, with a deadline, until no line is missing.
 func checkCapturesLogged(t *testing.T, dir, id string) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		missing, total := unloggedCaptures(t, dir, id)
+		if len(missing) == 0 {
+			return total
+		}
+		if time.Now().After(deadline) {
+			for _, m := range missing {
+				t.Errorf("%s: %s", id, m)
+			}
+			return total
+		}
+		time.Sleep(20 * time.Millisecond) // polling the files with a deadline
+	}
+}
+
+// unloggedCaptures lists the captures in id's WARC files that lack a line
+// in id's crawl.log, and counts the captures.
+func unloggedCaptures(t *testing.T, dir, id string) ([]string, int) {
 	t.Helper()
 	want := map[string]int{}
 	total := 0
@@ -227,12 +250,13 @@ func checkCapturesLogged(t *testing.T, dir, id string) int {
 		}
 		_ = f.Close()
 	}
+	var missing []string
 	for k, n := range want {
 		if have[k] < n {
-			t.Errorf("%s: capture %s has %d crawl.log lines in %s's log, want %d", id, k, have[k], id, n)
+			missing = append(missing, fmt.Sprintf("capture %s has %d crawl.log lines, want %d", k, have[k], n))
 		}
 	}
-	return total
+	return missing, total
 }
 
 // Two workers sharing one data directory crawl a site together: each

@@ -213,7 +213,11 @@ func (w *Worker) admitOutlinks(ctx context.Context, t *task, links []extract.Lin
 		children = append(children, messages.ChildLaunch(t.l, k.URL, string(rune(k.Hop)), now))
 	}
 	promoteRedirects(t.l, t.eff, children)
-	w.chain.refresh(ctx, t.l.IsSeed)
+	// A prerequisite is fetched before its seed, on whichever worker
+	// claims it: a new seed's robots.txt, whose Sitemap: links lead to
+	// pages listed nowhere else, must not be judged with a seed set that
+	// lacks the seed (test/chaos found them dropped).
+	w.chain.refresh(ctx, t.l.IsSeed || t.prereq)
 	recs, err := w.admit(ctx, children, false, t.c.Interrupted)
 	if err != nil {
 		w.log.Error("admit outlinks", "url", t.l.URL, "err", err)

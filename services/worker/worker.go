@@ -129,6 +129,11 @@ func build(cfg Config, d Deps) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Another frontier.shards than the frontier's would orphan its
+	// queues: stop here rather than at the first claim.
+	if err := front.RecordLayout(context.Background()); err != nil {
+		return nil, fmt.Errorf("worker frontier: %w", err)
+	}
 	if err := d.Registerer.Register(frontier.NewCollector(front)); err != nil {
 		return nil, fmt.Errorf("worker frontier metrics: %w", err)
 	}

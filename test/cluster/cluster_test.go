@@ -1,7 +1,8 @@
 // Package cluster_test crawls the synthetic web with three worker
 // processes sharing a frontier and recently-crawled DB on a real
-// three-master Redis Cluster, and restarts the master holding the
-// frontier in the middle of the crawl (docs/frontier.md, Sizing).
+// three-master Redis Cluster, the frontier split into shards spread over
+// every master, and restarts the master holding the most shards in the
+// middle of the crawl (docs/frontier.md, Shards and Sizing).
 package cluster_test
 
 import (
@@ -68,13 +69,19 @@ func (h staticHosts) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr,
 	return []net.IPAddr{{IP: net.ParseIP(ip)}}, nil
 }
 
-// crawlProfile crawls slowly enough (100 ms between fetches of a host, so
+// clusterShards is frontier.shards for the test: CRC16 puts the hash tags
+// {fc-npld:0} … {fc-npld:11} 3, 3 and 6 to the slot ranges redis-cli
+// --cluster create gives three masters, so every master holds some.
+const clusterShards = 12
+
+// crawlProfile crawls slowly enough (300 ms between fetches of a host, so
 // about ten seconds for the site) that the restart falls in the middle of
 // the crawl.
 func crawlProfile() profile.Profile {
 	p := profile.Default()
-	p.Politeness = profile.Politeness{MinDelayMs: 100, MaxDelayMs: 100}
+	p.Politeness = profile.Politeness{MinDelayMs: 300, MaxDelayMs: 300}
 	p.Fetch.AllowPrivateAddresses = true
+	p.Frontier.Shards = clusterShards
 	return p
 }
 
@@ -163,11 +170,12 @@ func (c *child) stop(t *testing.T) {
 }
 
 // Three worker processes crawl the synthetic web on a three-master Redis
-// Cluster; the master holding the frontier's slot is killed and restarted
-// (same port, nodes.conf and append-only file) when a third of the site is
-// crawled. Every URL of the site ends with one capture event (2xx, 3xx or
-// 4xx); URLs captured twice are reported, and must be no more than the
-// URIs in flight at the restart.
+// Cluster with the frontier in 12 shards over all three masters; the
+// master holding the most shards is killed and restarted (same port,
+// nodes.conf and append-only file) when a third of the site is crawled.
+// Every URL of the site ends with one capture event (2xx, 3xx or 4xx);
+// URLs captured twice are reported, and must be no more than the URIs in
+// flight at the restart and the leases that expired.
 func TestClusterCrawlSurvivesMasterRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Redis Cluster, a broker and three worker processes")
@@ -186,7 +194,9 @@ func TestClusterCrawlSurvivesMasterRestart(t *testing.T) {
 	cc := rdb.(*redis.ClusterClient)
 
 	kc, cl := embeddedtest.Kafka(t, 3)
-	site, err := testweb.Generate(testweb.Config{Seed: 5, Hosts: 6, PagesPerHost: 40})
+	// 24 hosts, so that hosts (spread over shards by a hash of their
+	// name) reach the shards of every master.
+	site, err := testweb.Generate(testweb.Config{Seed: 5, Hosts: 24, PagesPerHost: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,19 +222,17 @@ func TestClusterCrawlSurvivesMasterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	master, err := cc.MasterForKey(ctx, front.Prefix()+"ready")
-	if err != nil {
-		t.Fatal(err)
-	}
+	shards := shardsPerMaster(t, cc)
 	var victim *node
 	for _, n := range nodes {
-		if n.addr == master.Options().Addr {
+		if shards[n.addr] == 0 {
+			t.Fatalf("master %s holds no frontier shard (shards per master: %v)", n.addr, shards)
+		}
+		if victim == nil || shards[n.addr] > shards[victim.addr] {
 			victim = n
 		}
 	}
-	if victim == nil {
-		t.Fatalf("frontier's master %s is none of the nodes", master.Options().Addr)
-	}
+	t.Logf("frontier shards per master: %v", shards)
 
 	var children []*child
 	for i := range 3 {
@@ -272,17 +280,28 @@ func TestClusterCrawlSurvivesMasterRestart(t *testing.T) {
 	victim.kill(t)
 	victim.start(t)
 	waitClusterOK(t, victim.addr)
-	t.Logf("master %s (frontier slot) restarted in %v with %d URIs in flight", victim.addr, time.Since(restartAt).Round(time.Millisecond), inFlight)
+	t.Logf("master %s (%d frontier shards) restarted in %v with %d URIs in flight", victim.addr, shards[victim.addr],
+		time.Since(restartAt).Round(time.Millisecond), inFlight)
 
-	// Done: nothing queued or in flight, every URL finished, twice in a row.
+	// Done: nothing queued or in flight, every URL finished, twice in a
+	// row. Drained for 10 s with URLs unfinished, the crawl will not
+	// finish them: the capture check below names them.
 	deadline = time.Now().Add(4 * time.Minute)
-	for stable := 0; stable < 2; {
+	for stable, drained := 0, 0; stable < 2; {
 		tot, err1 := front.Totals(ctx)
 		st, err2 := front.Stats(ctx)
-		if err1 == nil && err2 == nil && st.Queued == 0 && st.InFlight == 0 && tot.URIs >= int64(len(want)) {
+		idle := err1 == nil && err2 == nil && st.Queued == 0 && st.InFlight == 0
+		switch {
+		case idle && tot.URIs >= int64(len(want)):
 			stable++
-		} else {
-			stable = 0
+		case idle:
+			stable, drained = 0, drained+1
+		default:
+			stable, drained = 0, 0
+		}
+		if drained == 20 {
+			t.Errorf("crawl drained with %d finished of %d\n%s", tot.URIs, len(want), dump())
+			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("crawl not finished: %+v, %d finished of %d\n%s", st, tot.URIs, len(want), dump())
@@ -340,7 +359,8 @@ func TestClusterCrawlSurvivesMasterRestart(t *testing.T) {
 		"(%d in flight at the restart, %d leases expired while crawling): %v",
 		len(want)-len(missing)-len(dups), dns, others, len(dups), inFlight, expired, dups)
 	if len(missing) > 0 || len(extra) > 0 {
-		t.Fatalf("missing captures: %v; captures of URLs outside the site: %v\n%s", missing, extra, dump())
+		t.Fatalf("missing captures: %v; captures of URLs outside the site: %v\n%s\n%s", missing, extra,
+			whereMissing(t, kc, cl, front, missing), dump())
 	}
 	if int64(len(dups)) > inFlight+int64(expired) {
 		t.Fatalf("%d URLs captured twice, more than the %d in flight at the restart and %d expired leases: %v",
@@ -387,6 +407,7 @@ func TestClusterCrawlSurvivesMasterRestart(t *testing.T) {
 			t.Fatalf("worker %s hit CROSSSLOT:\n%s", c.id, tail(s, 4000))
 		}
 	}
+	checkFrontierSpread(t, cc)
 }
 
 // readTopic returns every record in topic.

@@ -30,6 +30,26 @@ func Redis(t testing.TB) *redis.Client {
 	return rdb
 }
 
+// RedisServer starts a real redis-server with its data in dir and returns
+// it (its address, its process) and a client for it; the test is skipped
+// when no redis-server is installed (CI installs one), since what it
+// tests (replication, persistence, a restart on the same data) is
+// redis-server's, not miniredis's.
+func RedisServer(t testing.TB, dir string) (*embedded.Redis, *redis.Client) {
+	t.Helper()
+	r, err := embedded.StartRedis(context.Background(), embedded.RedisOptions{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	if r.Kind() != embedded.KindRedisServer {
+		t.Skip("needs redis-server")
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: r.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	return r, rdb
+}
+
 // Kafka starts a broker on an ephemeral loopback port, creates every topic
 // of kafka-topics/ with the given partition count, and returns its
 // configuration and a client.

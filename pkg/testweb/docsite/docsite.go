@@ -54,7 +54,34 @@ func PagePath(i int) string { return fmt.Sprintf("%s/%05d.html", PagesDir, i) }
 // needed and overwriting files of an earlier run (pages beyond the new
 // count are left as they are, unlinked). The output is a pure function of
 // pages and seed.
-func Generate(dir string, pages int, seed int64) error {
+func Generate(dir string, pages int, seed int64) error { return generateSite(dir, pages, 0, seed) }
+
+// GenerateTree writes a site whose pages form a tree of the given fanout
+// instead of a flat table of contents: the index links pages 1..fanout,
+// and page i its children fanout*i+1 .. fanout*i+fanout, so a crawler
+// reaches them level by level (557 pages of fanout 4 are 5 levels below
+// the index). Each page's other links (its next page, related pages) only
+// point to pages no deeper than its children, so no link shortens the
+// tree. Levels returns the depth.
+func GenerateTree(dir string, pages, fanout int, seed int64) error {
+	if fanout < 2 {
+		return fmt.Errorf("docsite generate: fanout %d: want at least 2", fanout)
+	}
+	return generateSite(dir, pages, fanout, seed)
+}
+
+// Levels is how many levels of pages below the index a tree of pages
+// pages and the given fanout has.
+func Levels(pages, fanout int) int {
+	levels, first := 0, 1 // first: the first page number of the next level
+	for first <= pages {
+		levels++
+		first = fanout*first + 1
+	}
+	return levels
+}
+
+func generateSite(dir string, pages, fanout int, seed int64) error {
 	if dir == "" {
 		return errors.New("docsite generate: empty directory name")
 	}
@@ -71,11 +98,11 @@ func Generate(dir string, pages int, seed int64) error {
 	if err := write(dir, StyleFile, styleSheet(seed)); err != nil {
 		return err
 	}
-	if err := write(dir, IndexFile, indexPage(seed, titles)); err != nil {
+	if err := write(dir, IndexFile, indexPage(seed, titles, fanout)); err != nil {
 		return err
 	}
 	for i := 1; i <= pages; i++ {
-		if err := write(dir, PagePath(i), renderPage(seed, i, titles)); err != nil {
+		if err := write(dir, PagePath(i), renderPage(seed, i, titles, fanout)); err != nil {
 			return err
 		}
 	}
@@ -111,17 +138,37 @@ func pageTitle(seed int64, i int) string {
 }
 
 // pageLinks picks the pages page i links: the next page (wrapping) and
-// distinct others, never itself.
-func pageLinks(r *rand.Rand, i, pages int) []int {
+// distinct others, never itself. In a tree (fanout > 0) they are the next
+// page (not wrapping), the page's children, and others chosen among pages
+// before it, none of which is deeper than its children.
+func pageLinks(r *rand.Rand, i, pages, fanout int) []int {
 	k := min(minLinks+r.IntN(maxLinks-minLinks+1), pages-1)
 	if k <= 0 {
 		return nil
 	}
 	next := i%pages + 1
-	chosen := map[int]bool{next: true}
-	out := []int{next}
+	pool := pages // others are drawn from 1..pool
+	var chosen map[int]bool
+	var out []int
+	if fanout > 0 {
+		pool = i - 1
+		chosen, out = map[int]bool{}, nil
+		if i < pages {
+			out = append(out, i+1)
+			chosen[i+1] = true
+		}
+		for c := fanout*i + 1; c <= min(fanout*i+fanout, pages); c++ {
+			if !chosen[c] {
+				chosen[c] = true
+				out = append(out, c)
+			}
+		}
+		k = min(max(k, len(out)), len(out)+pool)
+	} else {
+		chosen, out = map[int]bool{next: true}, []int{next}
+	}
 	for len(out) < k {
-		j := 1 + r.IntN(pages)
+		j := 1 + r.IntN(pool)
 		if j != i && !chosen[j] {
 			chosen[j] = true
 			out = append(out, j)
@@ -136,10 +183,10 @@ func anchor(j int, titles []string) string {
 }
 
 // renderPage builds numbered page i.
-func renderPage(seed int64, i int, titles []string) string {
+func renderPage(seed int64, i int, titles []string, fanout int) string {
 	r := rngFor(seed, i, saltPage)
 	p := newProse(r)
-	links := pageLinks(r, i, len(titles)-1)
+	links := pageLinks(r, i, len(titles)-1, fanout)
 	var b strings.Builder
 	b.Grow(PageBytesMax + 8<<10)
 	title := html.EscapeString(titles[i])
@@ -198,8 +245,8 @@ func block(b *strings.Builder, p *prose, inline []int, titles []string) []int {
 }
 
 // indexPage builds the home page: an introduction and a table of contents
-// linking every page.
-func indexPage(seed int64, titles []string) string {
+// linking every page, or in a tree the first level's.
+func indexPage(seed int64, titles []string, fanout int) string {
 	p := newProse(rngFor(seed, 0, saltIndex))
 	var b strings.Builder
 	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Documentation</title>\n"+
@@ -208,7 +255,11 @@ func indexPage(seed int64, titles []string) string {
 		p.paragraph(&b, "")
 	}
 	b.WriteString("<h2>Contents</h2>\n<ol>\n")
-	for i := 1; i < len(titles); i++ {
+	last := len(titles) - 1
+	if fanout > 0 {
+		last = min(fanout, last)
+	}
+	for i := 1; i <= last; i++ {
 		fmt.Fprintf(&b, "<li><a href=\"%s\">%s</a></li>\n", PagePath(i), html.EscapeString(titles[i]))
 	}
 	b.WriteString("</ol>\n</main>\n</body>\n</html>\n")
