@@ -7,6 +7,9 @@ GO ?= go
 
 test: test-deps
 	$(GO) test -race -count=1 -timeout 20m ./...
+	@# The extraction's differential test over 2,000 real pages runs without
+	@# the race detector, which would make it 10 times slower (it skips under -race).
+	$(GO) test -count=1 -v -run TestRealPagesFastEqualsReference ./pkg/extract/
 	@# The short fault-injection suite (docs/chaos.md): its report is in the log.
 	$(GO) test -race -count=1 -tags chaos -v -run TestChaos -timeout 15m ./test/chaos/
 

@@ -14,6 +14,10 @@ command -v kcat >/dev/null 2>&1 || need+=(kcat)
 # python3-doc: a real Sphinx site (its HTML and JavaScript) that
 # services/standalone crawls to count the links guessed from scripts.
 compgen -G '/usr/share/doc/python3.*/html/_static/searchtools.js' >/dev/null || need+=(python3-doc)
+# postgresql-doc and git-doc: with python3-doc, over 2,000 real HTML pages
+# that pkg/extract's differential test extracts both ways.
+compgen -G '/usr/share/doc/postgresql-doc-*/html/index.html' >/dev/null || need+=(postgresql-doc)
+[ -f /usr/share/doc/git-doc/git.html ] || need+=(git-doc)
 command -v clamd >/dev/null 2>&1 || [ -x /usr/sbin/clamd ] || need+=(clamav-daemon)
 command -v node >/dev/null 2>&1 || need+=(nodejs)
 command -v npm >/dev/null 2>&1 || need+=(npm)

@@ -27,8 +27,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write the crawl's CPU profile here (go tool pprof -tags shows the stages)")
 	fs.StringVar(&cfg.MemProfile, "memprofile", "", "write the allocation profile after the crawl here, and before it in <file>.base (go tool pprof -sample_index=alloc_space -diff_base <file>.base)")
 	fs.StringVar(&cfg.Trace, "trace", "", "write the crawl's execution trace here (go tool trace shows where threads wait)")
+	runs := fs.Int("runs", 1, "run the whole benchmark this many times and print the median and range of its ratios")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *runs < 1 {
+		return fmt.Errorf("bench: --runs %d: want at least 1", *runs)
+	}
+	if *runs > 1 && (cfg.DataDir != "" || cfg.CPUProfile != "" || cfg.MemProfile != "" || cfg.Trace != "") {
+		return fmt.Errorf("bench: --data, --cpuprofile, --memprofile and --trace keep one run's output: use them with --runs 1")
 	}
 	if c.profilePath == "" {
 		c.profilePath = "demo"
@@ -43,10 +50,20 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cfg.Logger = log
 	tuneGC()
 	fmt.Fprintf(stdout, "Benchmarking a standalone crawl of the %s site against the bare baseline...\n", cfg.Site)
-	r, err := bench.Run(ctx, cfg)
-	if err != nil {
-		return err
+	var reports []*bench.Report
+	for i := range *runs {
+		if *runs > 1 {
+			fmt.Fprintf(stdout, "run %d of %d\n", i+1, *runs)
+		}
+		r, err := bench.Run(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		r.Print(stdout)
+		reports = append(reports, r)
 	}
-	r.Print(stdout)
+	if *runs > 1 {
+		bench.PrintSummary(stdout, reports)
+	}
 	return nil
 }

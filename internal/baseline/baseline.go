@@ -1,6 +1,7 @@
 // Package baseline is the bare baseline that crawl benchmarks compare
 // against (issue 5): it fetches a fixed list of URLs with a pool of
-// goroutines and gzips each body into a discard writer, doing nothing a
+// goroutines and gzips each body into a discard writer while taking its
+// SHA-1 (a WARC writer's one unavoidable digest), doing nothing a
 // crawler does besides (no frontier, no politeness, no WARC, no parsing).
 // Its pages per second and CPU per page are the ceiling of the machine for
 // the same fetch-and-compress work.
@@ -8,9 +9,11 @@ package baseline
 
 import (
 	"context"
+	"crypto/sha1" //nolint:gosec // SHA-1 is what WARC digests use
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"log/slog"
 	"net"
@@ -193,17 +196,18 @@ func (r *Result) rates() {
 }
 
 // worker takes URLs by index until none are left or ctx ends, reusing one
-// gzip writer and one copy buffer.
+// gzip writer, one SHA-1 and one copy buffer.
 func worker(ctx context.Context, client *http.Client, urls []string, next *atomic.Int64, o Options) Result {
 	var res Result
 	zw, _ := gzip.NewWriterLevel(io.Discard, o.GzipLevel) // level checked in withDefaults
+	sink := &gzipSHA1{zw: zw, h: sha1.New()}              //nolint:gosec // SHA-1 is what WARC digests use
 	buf := make([]byte, 32<<10)
 	for ctx.Err() == nil {
 		i := int(next.Add(1)) - 1
 		if i >= len(urls) {
 			break
 		}
-		n, err := fetch(ctx, client, urls[i], zw, buf)
+		n, err := fetch(ctx, client, urls[i], sink, buf)
 		res.Bytes += n
 		if err != nil {
 			if ctx.Err() != nil {
@@ -218,8 +222,19 @@ func worker(ctx context.Context, client *http.Client, urls []string, next *atomi
 	return res
 }
 
-// fetch GETs one URL and compresses its body into io.Discard.
-func fetch(ctx context.Context, client *http.Client, u string, zw *gzip.Writer, buf []byte) (int64, error) {
+// gzipSHA1 compresses and digests what is written to it, in one pass.
+type gzipSHA1 struct {
+	zw *gzip.Writer
+	h  hash.Hash
+}
+
+func (s *gzipSHA1) Write(p []byte) (int, error) {
+	s.h.Write(p)
+	return s.zw.Write(p)
+}
+
+// fetch GETs one URL, compresses its body into io.Discard and digests it.
+func fetch(ctx context.Context, client *http.Client, u string, sink *gzipSHA1, buf []byte) (int64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return 0, fmt.Errorf("request %q: %w", u, err)
@@ -229,14 +244,17 @@ func fetch(ctx context.Context, client *http.Client, u string, zw *gzip.Writer, 
 		return 0, fmt.Errorf("get %s: %w", u, err)
 	}
 	defer resp.Body.Close()
-	zw.Reset(io.Discard)
-	n, err := io.CopyBuffer(zw, resp.Body, buf)
+	sink.zw.Reset(io.Discard)
+	sink.h.Reset()
+	n, err := io.CopyBuffer(sink, resp.Body, buf)
 	if err != nil {
 		return n, fmt.Errorf("read %s after %d bytes: %w", u, n, err)
 	}
-	if err := zw.Close(); err != nil {
+	if err := sink.zw.Close(); err != nil {
 		return n, fmt.Errorf("gzip %s: %w", u, err)
 	}
+	var sum [sha1.Size]byte
+	sink.h.Sum(sum[:0])
 	return n, nil
 }
 

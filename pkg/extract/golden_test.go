@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -70,8 +71,14 @@ func runGolden(t *testing.T, c *goldenCase) []string {
 	var err error
 	switch c.kind {
 	case "html", "html-js", "html-noforms":
-		links, _, err = HTML(strings.NewReader(c.input), docURL,
-			HTMLOptions{Javascript: c.kind == "html-js", NoForms: c.kind == "html-noforms"})
+		o := HTMLOptions{Javascript: c.kind == "html-js", NoForms: c.kind == "html-noforms"}
+		links, _, err = HTML(strings.NewReader(c.input), docURL, o)
+		// The reference path (no skipper, no prefilter) must meet every
+		// golden case too.
+		ref, _, rerr := htmlDoc(strings.NewReader(c.input), docURL, o, false)
+		if !reflect.DeepEqual(ref, links) || (rerr == nil) != (err == nil) {
+			t.Errorf("%s:%d: reference path gives %v (%v), fast path %v (%v)", goldenFile, c.line, ref, rerr, links, err)
+		}
 	case "css":
 		links, err = CSS(strings.NewReader(c.input), docURL, Options{})
 	case "js":

@@ -45,14 +45,17 @@ func HTML(r io.Reader, base string, o HTMLOptions) ([]Link, Meta, error) {
 	return htmlDoc(r, base, o, true)
 }
 
-// htmlDoc is HTML, with the tokenizer reading through a textSkipper
-// or, for tests that compare the two, straight from r.
-func htmlDoc(r io.Reader, base string, o HTMLOptions, skip bool) ([]Link, Meta, error) {
+// htmlDoc is HTML. fast takes the two shortcuts past the tokenizer's
+// work: it reads through a textSkipper, and reads the attributes only of
+// tags the prefilter (mayHoldLinks) passes. Without them it is the
+// reference the differential tests hold the shortcuts to: every tag's
+// attributes, every byte tokenized.
+func htmlDoc(r io.Reader, base string, o HTMLOptions, fast bool) ([]Link, Meta, error) {
 	o.Options = o.Options.withDefaults()
-	h := &htmlExtractor{o: o, c: newCollector(o.Options), base: base}
+	h := &htmlExtractor{o: o, c: newCollector(o.Options), base: base, reference: !fast}
 	lr := &limitReader{r: r, n: o.MaxBytes}
 	var err error
-	if skip {
+	if fast {
 		sk := newTextSkipper(lr)
 		err = h.run(html.NewTokenizer(sk), sk, 0)
 	} else {
@@ -119,6 +122,8 @@ type htmlExtractor struct {
 	noIndex  bool
 	stop     bool
 	attrs    []attr
+	// reference reads every start tag's attributes (no prefilter).
+	reference bool
 }
 
 // maxCommentDepth bounds re-tokenising of conditional comments.
@@ -143,7 +148,7 @@ func (h *htmlExtractor) run(z *html.Tokenizer, sk *textSkipper, depth int) error
 		switch tt {
 		case html.StartTagToken, html.SelfClosingTagToken:
 			var name string
-			if raw := z.Raw(); mayHoldLinks(raw) {
+			if raw := z.Raw(); h.reference || mayHoldLinks(raw) {
 				name = h.startTag(z)
 			} else {
 				// Most tags (<p>, <li>, <div class=x>) carry no attribute

@@ -36,7 +36,8 @@ type Response struct {
 	MIME string
 	// Payload is the entity body after transfer decoding (de-chunked) and
 	// before content decoding (still gzip if the server gzipped it), which
-	// is what WARC-Payload-Digest covers.
+	// is what WARC-Payload-Digest covers. Without a transfer coding it is a
+	// section of Raw, not a copy.
 	Payload *spool.Buffer
 	// PayloadDigest is "sha1:BASE32" over Payload. Raw has no digest here:
 	// the WARC writer digests the block as it buffers it, so a digest
@@ -48,6 +49,9 @@ type Response struct {
 
 // Close releases the spooled bytes.
 func (r *Response) Close() error {
+	if r.Payload == nil { // a fetch that failed before its payload was settled
+		return r.Raw.Close()
+	}
 	return errors.Join(r.Raw.Close(), r.Payload.Close())
 }
 
@@ -154,18 +158,26 @@ func (x *exchange) readResponse(ctx context.Context) (*Response, *http.Response,
 	x.headersDone = true
 	x.rec.headerLimit = 0
 	keepCookies(ctx, x.jar, x.target.u, hr)
-	payload := spool.New(cfg.SpoolThreshold, cfg.SpoolDir)
+	// Without a transfer coding the payload is the run of Raw that follows
+	// the headers: bodyStart is where, since bufio's read-ahead is in Raw
+	// already. A chunked payload is spooled on its own, de-chunked.
+	bodyStart := int64(-1)
+	var payload *spool.Buffer
+	if len(hr.TransferEncoding) == 0 {
+		bodyStart = raw.Size() - int64(br.Buffered())
+	} else {
+		payload = spool.New(cfg.SpoolThreshold, cfg.SpoolDir)
+	}
 	if n := hr.ContentLength; n > 0 {
-		// Size hints: one allocation each instead of doubling up to it.
-		payload.Grow(n)
-		raw.Grow(n - int64(br.Buffered())) // what bufio read ahead is in Raw already
+		// Size hint: one allocation instead of doubling up to it.
+		raw.Grow(n - int64(br.Buffered()))
 	}
 	resp := &Response{
 		URL: x.url, IP: x.conn.ip, Start: x.start,
 		RequestBytes: x.reqBytes, Raw: raw, Payload: payload,
 		StatusCode: hr.StatusCode, Header: hr.Header, MIME: MediaType(hr.Header.Get("Content-Type")),
 	}
-	if err := x.readBody(resp, hr, br); err != nil {
+	if err := x.readBody(resp, hr, br, bodyStart); err != nil {
 		_ = resp.Close()
 		return nil, nil, nil, err
 	}
@@ -216,11 +228,17 @@ func (x *exchange) readHeaders(br *bufio.Reader) (*http.Response, error) {
 	}
 }
 
-// readBody copies the transfer-decoded body into Payload, then settles Raw
-// and the digests.
-func (x *exchange) readBody(resp *Response, hr *http.Response, br *bufio.Reader) error {
+// readBody reads the transfer-decoded body through the payload digest,
+// into Payload or, when bodyStart is not negative, only into Raw (the
+// recorder's copy), of which Payload is then the section from bodyStart.
+// It settles Raw and the digests.
+func (x *exchange) readBody(resp *Response, hr *http.Response, br *bufio.Reader, bodyStart int64) error {
 	ph := sha1.New() //nolint:gosec // see import
-	_, err := io.CopyBuffer(markWrites{io.MultiWriter(resp.Payload, ph)}, hr.Body, x.bufs.copy)
+	var dst io.Writer = ph
+	if bodyStart < 0 {
+		dst = io.MultiWriter(resp.Payload, ph)
+	}
+	n, err := io.CopyBuffer(markWrites{dst}, hr.Body, x.bufs.copy)
 	if err != nil {
 		var werr *writeErr
 		if errors.As(err, &werr) {
@@ -239,7 +257,17 @@ func (x *exchange) readBody(resp *Response, hr *http.Response, br *bufio.Reader)
 		return fmt.Errorf("fetch %s: spool raw response: %w", x.url, x.rec.werr)
 	}
 	resp.PayloadDigest = digestString(ph)
-	return x.settleRaw(resp.Raw, br)
+	if err := x.settleRaw(resp.Raw, br); err != nil {
+		return err
+	}
+	if bodyStart >= 0 {
+		p, err := resp.Raw.Section(bodyStart, n)
+		if err != nil {
+			return fmt.Errorf("fetch %s: payload: %w", x.url, err)
+		}
+		resp.Payload = p
+	}
+	return nil
 }
 
 // settleRaw drops bytes the read-ahead pulled in past the end of the

@@ -47,6 +47,11 @@ type Buffer struct {
 	size   int64
 	err    error // sticky write error
 	closed bool
+
+	// parent, when set, makes this Buffer a read-only section of the
+	// parent's bytes from off (Section); size is the section's length.
+	parent *Buffer
+	off    int64
 }
 
 // New returns an empty Buffer that holds up to threshold bytes in memory and
@@ -66,6 +71,9 @@ func (b *Buffer) Write(p []byte) (int, error) {
 	defer b.mu.Unlock()
 	if b.closed {
 		return 0, ErrClosed
+	}
+	if b.parent != nil {
+		return 0, errSection
 	}
 	if b.err != nil {
 		return 0, b.err
@@ -100,7 +108,7 @@ func (b *Buffer) Write(p []byte) (int, error) {
 func (b *Buffer) Grow(n int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed || b.err != nil || b.file != nil || n <= 0 || b.size+n > b.threshold {
+	if b.closed || b.parent != nil || b.err != nil || b.file != nil || n <= 0 || b.size+n > b.threshold {
 		return
 	}
 	b.growMem(int(n))
@@ -147,6 +155,9 @@ func (b *Buffer) Size() int64 {
 
 // InMemory reports whether the data is still held in memory.
 func (b *Buffer) InMemory() bool {
+	if b.parent != nil {
+		return b.parent.InMemory()
+	}
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	return b.file == nil
@@ -160,6 +171,9 @@ func (b *Buffer) Truncate(size int64) error {
 	defer b.mu.Unlock()
 	if b.closed {
 		return ErrClosed
+	}
+	if b.parent != nil {
+		return errSection
 	}
 	if size < 0 || size > b.size {
 		return fmt.Errorf("spool: truncate to %d outside [0,%d]", size, b.size)
@@ -207,6 +221,16 @@ func (b *Buffer) prepareRead() (mem []byte, file *os.File, size int64, err error
 // the start. Each reader has its own offset, so several may be used at once
 // once writing is done. A reader of a closed Buffer fails with ErrClosed.
 func (b *Buffer) NewReader() io.ReadSeeker {
+	if b.parent != nil {
+		mem, r, base, err := b.sectionRead()
+		switch {
+		case err != nil:
+			return errReader{err}
+		case r == nil:
+			return bytes.NewReader(mem)
+		}
+		return io.NewSectionReader(r, base, b.size)
+	}
 	mem, file, size, err := b.prepareRead()
 	if err != nil {
 		return errReader{err}
@@ -220,6 +244,9 @@ func (b *Buffer) NewReader() io.ReadSeeker {
 // ReadAt implements io.ReaderAt over the bytes written so far. It is safe
 // for concurrent use once writing is done.
 func (b *Buffer) ReadAt(p []byte, off int64) (int, error) {
+	if b.parent != nil {
+		return b.sectionReadAt(p, off)
+	}
 	mem, file, size, err := b.prepareRead()
 	if err != nil {
 		return 0, err

@@ -1,6 +1,7 @@
 package warcwriter
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha1" //nolint:gosec // SHA-1 is what WARC digests use
 	"encoding/base32"
@@ -200,17 +201,11 @@ func build(rb gowarc.WarcRecordBuilder) (gowarc.WarcRecord, error) {
 
 // request builds the request record of c.
 func (b builder) request(c *Capture) (gowarc.WarcRecord, error) {
-	opts := sized(owned(b.httpOptions(false)), int64(len(c.Request)))
-	rb, err := b.newRecord(gowarc.Request, opts, c.URL, c.Date, contentTypeRequest)
+	rb, err := b.newRecord(gowarc.Request, unbuffered(owned(b.httpOptions(false))), c.URL, c.Date, contentTypeRequest)
 	if err != nil {
 		return nil, err
 	}
-	rb.AddWarcHeader(gowarc.WarcBlockDigest, blockDigest(c.Request))
-	if _, err := rb.Write(c.Request); err != nil {
-		_ = rb.Close()
-		return nil, fmt.Errorf("buffer request: %w", err)
-	}
-	rec, err := build(rb)
+	rec, err := buildHeld(rb, bytes.NewReader(c.Request), int64(len(c.Request)), "its length")
 	if err != nil {
 		return nil, fmt.Errorf("request record: %w", err)
 	}
@@ -224,11 +219,18 @@ func (b builder) response(c *Capture, parse bool) (gowarc.WarcRecord, error) {
 	// A block this package digests itself skips gowarc's header checks
 	// too; a caller's digest is left to gowarc to check.
 	own := !parse && c.BlockDigest == ""
+	rs, held := c.Response.(io.ReadSeeker)
+	held = held && own
 	opts := b.httpOptions(parse)
-	if own {
-		opts = owned(opts)
+	switch {
+	case held:
+		opts = unbuffered(owned(opts))
+	case own:
+		opts = sized(owned(opts), c.ResponseLength)
+	default:
+		opts = sized(opts, c.ResponseLength)
 	}
-	rb, err := b.newRecord(gowarc.Response, sized(opts, c.ResponseLength), c.URL, c.Date, contentTypeResponse)
+	rb, err := b.newRecord(gowarc.Response, opts, c.URL, c.Date, contentTypeResponse)
 	if err != nil {
 		return nil, err
 	}
@@ -249,6 +251,13 @@ func (b builder) response(c *Capture, parse bool) (gowarc.WarcRecord, error) {
 	if string(head[:k]) != "HTTP/" {
 		_ = rb.Close()
 		return nil, fmt.Errorf("%w: %s: Response: not an HTTP response: starts %q", ErrInvalidInput, c.URL, head[:k])
+	}
+	if held {
+		if _, err := rs.Seek(-int64(k), io.SeekCurrent); err != nil {
+			_ = rb.Close()
+			return nil, fmt.Errorf("rewind response of %s: %w", c.URL, err)
+		}
+		return b.heldResponse(c, rb, rs)
 	}
 	sink := &digestSink{rb: rb}
 	if own {
@@ -272,6 +281,17 @@ func (b builder) response(c *Capture, parse bool) (gowarc.WarcRecord, error) {
 	rec, err := build(rb)
 	if err != nil {
 		return nil, fmt.Errorf("response record: %w", err)
+	}
+	rec.WarcHeader().Set(gowarc.WarcPayloadDigest, c.PayloadDigest)
+	return rec, nil
+}
+
+// heldResponse finishes the response record rb of c with the block left
+// in c.Response, read from rs's current offset.
+func (b builder) heldResponse(c *Capture, rb gowarc.WarcRecordBuilder, rs io.ReadSeeker) (gowarc.WarcRecord, error) {
+	rec, err := buildHeld(rb, rs, c.ResponseLength, "ResponseLength")
+	if err != nil {
+		return nil, fmt.Errorf("%s: Response: %w", c.URL, err)
 	}
 	rec.WarcHeader().Set(gowarc.WarcPayloadDigest, c.PayloadDigest)
 	return rec, nil
@@ -348,17 +368,12 @@ func (b builder) metadata(c *Capture) (gowarc.WarcRecord, error) {
 // warcFields builds a metadata record whose block is the warc-fields text
 // block. The block is ours and digested here: gowarc need not parse it back.
 func (b builder) warcFields(target string, date time.Time, block string) (gowarc.WarcRecord, error) {
-	opts := sized(append(owned(b.fieldsOptions()), gowarc.WithSkipParseBlock()), int64(len(block)))
+	opts := unbuffered(append(owned(b.fieldsOptions()), gowarc.WithSkipParseBlock()))
 	rb, err := b.newRecord(gowarc.Metadata, opts, target, date, gowarc.ApplicationWarcFields)
 	if err != nil {
 		return nil, err
 	}
-	rb.AddWarcHeader(gowarc.WarcBlockDigest, blockDigest([]byte(block)))
-	if _, err := rb.WriteString(block); err != nil {
-		_ = rb.Close()
-		return nil, fmt.Errorf("buffer metadata: %w", err)
-	}
-	rec, err := build(rb)
+	rec, err := buildHeld(rb, strings.NewReader(block), int64(len(block)), "its length")
 	if err != nil {
 		return nil, fmt.Errorf("metadata record: %w", err)
 	}

@@ -1,8 +1,8 @@
 // Package bench measures a standalone crawl against the machine's ceiling:
 // it serves a site on loopback (the synthetic web, or a static
 // documentation site from disk), fetches every page with the bare baseline
-// (32 goroutines, each response gzipped into a discard writer), then
-// crawls the same site with `trawler standalone` (politeness off) and
+// (32 goroutines, each response gzipped into a discard writer and digested
+// with SHA-1), then crawls the same site with `trawler standalone` (politeness off) and
 // reports pages/s, CPU-µs per page by stage (from a CPU profile whose
 // samples carry the worker's pprof stage labels) and peak RSS.
 package bench

@@ -5,10 +5,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/trawler-crawl/trawler/internal/baseline"
 	"github.com/trawler-crawl/trawler/pkg/profile"
 )
 
@@ -89,5 +91,32 @@ func TestRunRejectsUnknownSite(t *testing.T) {
 	_, err := Run(context.Background(), Config{Site: "nowhere", Base: profile.Default()})
 	if err == nil || !strings.Contains(err.Error(), "nowhere") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestPrintSummary takes the median of an odd and an even number of runs
+// and the range, from reports whose ratios are known.
+func TestPrintSummary(t *testing.T) {
+	report := func(windowMs int64) *Report {
+		// The baseline passes 100 URLs at 100 pages/s: one pass is 1 s.
+		return &Report{URLs: 100, Baseline: baseline.Result{PagesPerSec: 100, CPUMicrosPerPage: 1000},
+			Crawl: CrawlResult{Pages: 100, Window: time.Duration(windowMs) * time.Millisecond, CPU: 150 * time.Millisecond}}
+	}
+	for _, c := range []struct {
+		windows []int64
+		want    string
+	}{
+		{[]int64{1400, 1200, 1600}, "time ratio 1.40x (1.20x-1.60x); CPU-µs/page vs baseline 150% (150%-150%); pages/s vs baseline 71% (62%-83%);"},
+		{[]int64{1300, 1100, 1500, 1200}, "time ratio 1.25x (1.10x-1.50x);"},
+	} {
+		var rs []*Report
+		for _, w := range c.windows {
+			rs = append(rs, report(w))
+		}
+		var out bytes.Buffer
+		PrintSummary(&out, rs)
+		if !strings.Contains(out.String(), c.want) || !strings.HasPrefix(out.String(), "over "+strconv.Itoa(len(rs))+" runs") {
+			t.Errorf("%v: %q, want %q", c.windows, out.String(), c.want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -27,10 +28,9 @@ func (r *Report) Print(w io.Writer) {
 		perPage(c.CPU, c.Pages), perPage(c.MachineCPU, c.Pages), float64(c.PeakRSS)/(1<<20))
 	if b.PagesPerSec > 0 {
 		fmt.Fprintf(w, "trawler/baseline: %.0f%% of the baseline's pages/s, %.0f%% of its CPU-µs/page (crawl window %s)\n",
-			100*c.PagesPerSec()/b.PagesPerSec, 100*perPage(c.CPU, c.Pages)/b.CPUMicrosPerPage, c.Window.Round(time.Millisecond))
-		once := time.Duration(float64(r.URLs) / b.PagesPerSec * float64(time.Second))
+			100*r.RateRatio(), 100*r.CPURatio(), c.Window.Round(time.Millisecond))
 		fmt.Fprintf(w, "time ratio: the crawl took %.2fx the baseline's one pass over the known URL list (%s); %.2f cores busy on average (process CPU over the crawl window, start and stop included)\n",
-			c.Window.Seconds()/once.Seconds(), once.Round(time.Millisecond), c.CPU.Seconds()/c.Window.Seconds())
+			r.TimeRatio(), r.onePass().Round(time.Millisecond), c.CPU.Seconds()/c.Window.Seconds())
 	}
 	if r.BaselineInstructions > 0 && c.Instructions > 0 && b.Pages > 0 && c.Pages > 0 {
 		bi, ci := float64(r.BaselineInstructions)/float64(b.Pages), float64(c.Instructions)/float64(c.Pages)
@@ -68,4 +68,72 @@ func rank(stage string) int {
 		}
 	}
 	return len(stageOrder)
+}
+
+// RateRatio is the crawl's pages/s over the baseline's (0 when unknown).
+func (r *Report) RateRatio() float64 {
+	if r.Baseline.PagesPerSec <= 0 {
+		return 0
+	}
+	return r.Crawl.PagesPerSec() / r.Baseline.PagesPerSec
+}
+
+// CPURatio is the crawl's CPU per page over the baseline's (0 when
+// unknown).
+func (r *Report) CPURatio() float64 {
+	if r.Baseline.CPUMicrosPerPage <= 0 {
+		return 0
+	}
+	return perPage(r.Crawl.CPU, r.Crawl.Pages) / r.Baseline.CPUMicrosPerPage
+}
+
+// onePass is how long the baseline takes over the known URL list once.
+func (r *Report) onePass() time.Duration {
+	if r.Baseline.PagesPerSec <= 0 {
+		return 0
+	}
+	return time.Duration(float64(r.URLs) / r.Baseline.PagesPerSec * float64(time.Second))
+}
+
+// TimeRatio is the crawl's duration over the baseline's one pass of the
+// known URL list (issue 24's "at most 1.5x"); 0 when unknown.
+func (r *Report) TimeRatio() float64 {
+	once := r.onePass()
+	if once <= 0 {
+		return 0
+	}
+	return r.Crawl.Window.Seconds() / once.Seconds()
+}
+
+// PrintSummary writes the median and range of each ratio over several
+// runs: a run lasts about a second, and a VM's speed drifts within one.
+func PrintSummary(w io.Writer, reports []*Report) {
+	if len(reports) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "over %d runs (median, min-max):", len(reports))
+	for _, m := range []struct {
+		name   string
+		value  func(*Report) float64
+		format string
+	}{
+		{"time ratio", (*Report).TimeRatio, "%.2fx"},
+		{"CPU-µs/page vs baseline", (*Report).CPURatio, "%.0f%%"},
+		{"pages/s vs baseline", (*Report).RateRatio, "%.0f%%"},
+	} {
+		v := make([]float64, len(reports))
+		for i, r := range reports {
+			v[i] = m.value(r)
+			if strings.HasSuffix(m.format, "%%") {
+				v[i] *= 100
+			}
+		}
+		sort.Float64s(v)
+		med := v[len(v)/2]
+		if len(v)%2 == 0 {
+			med = (v[len(v)/2-1] + v[len(v)/2]) / 2
+		}
+		fmt.Fprintf(w, " %s "+m.format+" ("+m.format+"-"+m.format+");", m.name, med, v[0], v[len(v)-1])
+	}
+	fmt.Fprintln(w)
 }

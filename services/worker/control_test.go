@@ -358,8 +358,8 @@ func TestControlPausedTargetSharesHost(t *testing.T) {
 			for i := range 300 {
 				links = append(links, fmt.Sprintf("/a/%d", i))
 			}
-		case "/fan": // target B
-			for i := range 40 {
+		case "/fan": // target B: enough to last past the 2 s the pause may take to reach the claim
+			for i := range 120 {
 				links = append(links, fmt.Sprintf("/b/%d", i))
 			}
 		}
