@@ -25,9 +25,10 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/streamname"
 	"github.com/trawler-crawl/trawler/pkg/warcindex"
 	"github.com/trawler-crawl/trawler/services/cdxwriter"
+	"github.com/trawler-crawl/trawler/services/standalone"
 )
 
-const stateUsage = `usage: trawler state backup --out DIR [--redis ADDR] [--kafka BROKERS] [--cdx URL] [--crawl fc|dc] [--streams npld,bypm]
+const stateUsage = `usage: trawler state backup --out DIR [--standalone DATA | --redis ADDR --kafka BROKERS --cdx URL] [--crawl fc|dc] [--streams npld,bypm]
        trawler state restore --from DIR --data DIR
        trawler state rebuild-recent (--index DIR | --warcs PATH,...) [--redis ADDR] [--crawl fc|dc] [--stream npld|bypm]
 backup copies Redis (frontier, recently-crawled DB, launcher ledger) over the
@@ -101,6 +102,9 @@ type backupFlags struct {
 	tokenFile string
 	out       string
 	drain     time.Duration
+	// standalone, when set, is a running standalone's data directory,
+	// whose standalone.json gives Redis, Kafka and the CDX API.
+	standalone string
 }
 
 func (o *backupFlags) register(fs *flag.FlagSet) {
@@ -113,12 +117,23 @@ func (o *backupFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.cdx, "cdx", "http://127.0.0.1:8081", "base URL of the CDX index API (cdxwriter or standalone --cdx-addr); empty: no index in the backup")
 	fs.StringVar(&o.tokenFile, "admin-token-file", "", "file holding the admin token the CDX API's POSTs need")
 	fs.StringVar(&o.out, "out", "", "backup directory to create (required; must not exist)")
+	fs.StringVar(&o.standalone, "standalone", "", "data directory of a running `trawler standalone`: its standalone.json gives --redis, --kafka and --cdx")
 	fs.DurationVar(&o.drain, "drain-timeout", time.Minute, "longest wait for in-flight URIs and consumer lag before the snapshots are taken anyway")
 }
 
 func (o *backupFlags) run(ctx context.Context, c common, stdout, stderr io.Writer) error {
 	if o.out == "" {
 		return usageError(stderr, "state backup needs --out")
+	}
+	if o.standalone != "" {
+		e, err := standalone.ReadEndpoints(o.standalone)
+		if err != nil {
+			return err
+		}
+		o.rc.Addr, o.rc.Cluster, o.kc.Brokers, o.cdx = e.Redis, false, e.Kafka, ""
+		if e.CDX != "" {
+			o.cdx = "http://" + e.CDX
+		}
 	}
 	if err := errorsJoin(o.rc.Validate(), o.kc.Validate()); err != nil {
 		return err

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
 	"github.com/trawler-crawl/trawler/pkg/frontier"
 	"github.com/trawler-crawl/trawler/pkg/recentdb"
+	"github.com/trawler-crawl/trawler/services/standalone"
 )
 
 // state backup, restore and rebuild-recent, wired as an operator runs
@@ -50,12 +53,31 @@ func TestStateCommands(t *testing.T) {
 		t.Fatalf("backup: %d\n%s\n%s", code, stdout, stderr)
 	}
 	t.Log(stdout)
+	first := stdout
 	// Both frontiers of the frequent crawl were paused and resumed.
 	for _, name := range []string{"fc-npld", "fc-bypm"} {
 		f, _ := frontier.New(rdb, name, frontier.Options{})
 		if st, err := f.Stats(ctx); err != nil || st.Paused {
 			t.Fatalf("%s after the backup: %+v %v", name, st, err)
 		}
+	}
+
+	// The same backup with the addresses from a running standalone's
+	// standalone.json (this process stands in for it), and none without one.
+	sdir := t.TempDir()
+	ep, _ := json.Marshal(standalone.Endpoints{PID: os.Getpid(), Redis: r.Addr(), Kafka: kcfg.Brokers,
+		Admin: "127.0.0.1:1", CDX: strings.TrimPrefix(srv.URL, "http://")})
+	if err := os.WriteFile(filepath.Join(sdir, standalone.EndpointsFile), ep, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = runCLI(t, "state", "backup", "--out", filepath.Join(t.TempDir(), "b2"), "--standalone", sdir,
+		"--admin-token-file", tokenFile, "--log-level", "warn")
+	if code != 0 || !strings.Contains(stdout, "drained: true") || fileCount(stdout) != fileCount(first) {
+		t.Fatalf("backup --standalone: %d, %d files where the first had %d (the index missing?)\n%s\n%s",
+			code, fileCount(stdout), fileCount(first), stdout, stderr)
+	}
+	if code, _, stderr = runCLI(t, "state", "backup", "--out", filepath.Join(t.TempDir(), "b3"), "--standalone", t.TempDir()); code != 1 || !strings.Contains(stderr, "no standalone running") {
+		t.Fatalf("backup --standalone of a directory without one: %d %s", code, stderr)
 	}
 
 	data := filepath.Join(t.TempDir(), "data")
@@ -81,4 +103,17 @@ func TestStateCommands(t *testing.T) {
 	if code, _, stderr = runCLI(t, "state", "rebuild-recent", "--redis", r2.Addr()); code != 2 || !strings.Contains(stderr, "exactly one of --index and --warcs") {
 		t.Fatalf("rebuild-recent without a source: %d %s", code, stderr)
 	}
+}
+
+// fileCount reads "N files" from state backup's report (-1: not there).
+func fileCount(report string) int {
+	f := strings.Fields(report)
+	for i := 1; i < len(f); i++ {
+		if strings.HasPrefix(f[i], "files") {
+			if n, err := strconv.Atoi(f[i-1]); err == nil {
+				return n
+			}
+		}
+	}
+	return -1
 }

@@ -221,28 +221,24 @@ func finished(addr string) int {
 	return n
 }
 
-// childRedis finds the address of the child's embedded redis-server from
-// its pid file and command line (the standalone picks a free port).
+// childRedis finds the address of the child's embedded redis-server (the
+// standalone picks a free port) in the standalone.json it writes, and the
+// server's pid in its pid file.
 func childRedis(t *testing.T, dataDir string) (addr string, pid int) {
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) { // polling for the child's server
+		e, err := standalone.ReadEndpoints(dataDir) // what `state backup --standalone` reads
+		if err != nil {
+			continue
+		}
 		b, err := os.ReadFile(filepath.Join(dataDir, "redis", "redis-server.pid"))
 		if err != nil {
 			continue
 		}
 		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if err != nil {
-			continue
-		}
-		// redis-server rewrites its process title to "<binary> <bind>:<port>".
-		for _, f := range strings.Fields(strings.ReplaceAll(string(raw), "\x00", " ")) {
-			if host, port, err := net.SplitHostPort(f); err == nil && host != "" && port != "" {
-				return f, pid
-			}
-		}
+		return e.Redis, pid
 	}
-	t.Fatalf("no redis-server for %s", dataDir)
+	t.Fatalf("no running standalone with a redis-server on %s", dataDir)
 	return "", 0
 }
 

@@ -48,6 +48,8 @@ type cluster struct {
 	rdb    *redis.Client
 	closer []func() error
 	redisK string
+	// redisAddr is where Redis answers (the embedded one's chosen port).
+	redisAddr string
 }
 
 func (c *cluster) Close() error {
@@ -112,7 +114,7 @@ func startCluster(ctx context.Context, cfg Config, log *slog.Logger) (*cluster, 
 		_ = c.Close()
 		return nil, err
 	}
-	c.rdb = rdb
+	c.rdb, c.redisAddr = rdb, addr
 	c.closer = append(c.closer, rdb.Close)
 	return c, nil
 }
@@ -257,6 +259,16 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 		return nil, err
 	}
 	log.Info("launched", "urls", launched)
+	cdxAddr := cw.APIAddr() // set once its Run listens: usually by now
+	if cdxAddr == "" && !strings.HasSuffix(cfg.CDXAddr, ":0") {
+		cdxAddr = cfg.CDXAddr
+	}
+	if remove, err := writeEndpoints(cfg.DataDir, Endpoints{PID: os.Getpid(), Redis: cl.redisAddr,
+		Kafka: cl.kafka.Brokers, Admin: adm.Addr(), CDX: cdxAddr}); err != nil {
+		log.Warn("say where this standalone listens", "err", err)
+	} else {
+		defer remove()
+	}
 
 	endedBy, waitErr := waitEnd(runCtx, cl, w, wcfg, ccfg, rule, started, log)
 	provErr := endProvenance(ctx, pv, endedBy) // before stop: its consumer must catch up

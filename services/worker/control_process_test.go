@@ -286,43 +286,44 @@ func logLinesOf(dir, id string, leased bool) int {
 	return bytes.Count(b, []byte("\n"))
 }
 
-// logHostLines counts the lines of id's crawl.log (see logLinesOf) whose
-// URI is on host.
-func logHostLines(dir, id string, leased bool, host string) int {
+// crawlLogLines returns the lines of id's crawl.log (see logLinesOf),
+// split into fields.
+func crawlLogLines(dir, id string, leased bool) [][]string {
 	p := filepath.Join(dir, "logs", "fc-npld", crawllog.DefaultName)
 	if leased {
 		p = filepath.Join(dir, "logs", "fc-npld", id, crawllog.DefaultName)
 	}
 	b, err := os.ReadFile(p)
 	if err != nil {
-		return 0
+		return nil
 	}
-	n := 0
+	var out [][]string
 	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) > 3 && strings.Contains(f[3], "://"+host+":") {
+		if f := strings.Fields(l); len(f) > 3 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// logHostLines counts the lines of id's crawl.log whose URI is on host.
+func logHostLines(dir, id string, leased bool, host string) int {
+	n := 0
+	for _, f := range crawlLogLines(dir, id, leased) {
+		if strings.Contains(f[3], "://"+host+":") {
 			n++
 		}
 	}
 	return n
 }
 
-// logCaptures counts the lines of id's crawl.log (see logLinesOf) with an
-// HTTP status: fetches whose records are in a WARC.
+// logCaptures counts the lines of id's crawl.log with an HTTP status:
+// fetches whose records are in a WARC.
 func logCaptures(dir, id string, leased bool) int {
-	p := filepath.Join(dir, "logs", "fc-npld", crawllog.DefaultName)
-	if leased {
-		p = filepath.Join(dir, "logs", "fc-npld", id, crawllog.DefaultName)
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return 0
-	}
 	n := 0
-	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) > 3 && !strings.HasPrefix(f[3], "dns:") {
-			if status, err := strconv.Atoi(f[1]); err == nil && status > 0 {
-				n++
-			}
+	for _, f := range crawlLogLines(dir, id, leased) {
+		if status, err := strconv.Atoi(f[1]); err == nil && status > 0 && !strings.HasPrefix(f[3], "dns:") {
+			n++
 		}
 	}
 	return n
