@@ -154,9 +154,15 @@ func TestStandaloneAdminAPI(t *testing.T) {
 		if st.Totals.URIs == 0 || st.Queued == 0 || len(st.TopHosts) == 0 {
 			return fmt.Sprintf("no crawl in progress yet: %s", b)
 		}
+		// The total and the per-host counts are separate reads of a live
+		// frontier: an admission between them can put a host one above
+		// the total. A later status agrees.
+		if st.Queued < st.TopHosts[0].Queued {
+			return fmt.Sprintf("total queued %d below its top host's %d", st.Queued, st.TopHosts[0].Queued)
+		}
 		return ""
 	})
-	if st.Crawl != "fc" || st.Frontier != "fc-npld" || st.Hosts.Total < 2 || st.Queued < st.TopHosts[0].Queued ||
+	if st.Crawl != "fc" || st.Frontier != "fc-npld" || st.Hosts.Total < 2 ||
 		st.Limits.ElapsedSeconds <= 0 || st.Limits.Reached != "" {
 		t.Fatalf("status: %+v", st)
 	}
