@@ -285,10 +285,12 @@ func (w *logWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// reapStale removes the profile directories under dir that an earlier
+// ReapStale removes the profile directories under dir that an earlier
 // process left when it died without stopping its browser (kill -9), after
-// killing whatever still runs with them.
-func reapStale(dir string, log *slog.Logger) {
+// killing whatever still runs with them. Only dir's owner may call it: a
+// pool with Config.ReapStale at its start, or a janitor holding a dead
+// renderer's identity.
+func ReapStale(dir string, log *slog.Logger) {
 	stale, _ := filepath.Glob(filepath.Join(dir, "trawler-browser-*"))
 	for _, d := range stale {
 		killUsing(d)

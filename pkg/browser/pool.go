@@ -61,7 +61,7 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 		lock:  make(chan struct{}, 1),
 	}
 	if cfg.ReapStale {
-		reapStale(cfg.DataDir, p.log)
+		ReapStale(cfg.DataDir, p.log)
 	}
 	in, err := p.launch(ctx)
 	if err != nil {

@@ -130,7 +130,7 @@ func (b *Buffer) growMem(n int) {
 
 // spill moves the in-memory bytes to a new temporary file.
 func (b *Buffer) spill() error {
-	f, err := os.CreateTemp(b.dir, "trawler-spool-*")
+	f, err := os.CreateTemp(b.dir, filePrefix+"*")
 	if err != nil {
 		return fmt.Errorf("spool: create temp file in %q: %w", b.dir, err)
 	}

@@ -203,3 +203,9 @@ type SerialCounter struct{ n atomic.Int64 }
 
 // Next returns the next serial number.
 func (c *SerialCounter) Next() int64 { return c.n.Add(1) - 1 }
+
+// BufferFilePrefix starts the names of the files gowarc (v1.6.0's
+// internal/diskbuffer) spills record blocks to in the buffer directory
+// (WithBufferDir). gowarc removes them when a record is closed; a killed
+// process leaves them, for spool.RemoveStale.
+const BufferFilePrefix = "tmp-diskbuffer-"

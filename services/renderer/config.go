@@ -148,7 +148,12 @@ func (c Config) ViralDir() string { return c.DataDir + "/warcs-viral/" + c.name(
 func (c Config) LogDir() string { return c.DataDir + "/logs/" + c.name() + "-render-" + c.ID }
 
 // SpoolDir holds spooled responses and WARC record buffers.
-func (c Config) SpoolDir() string { return c.DataDir + "/spool/" + c.name() + "-render-" + c.ID }
+func (c Config) SpoolDir() string { return c.spoolDirOf(c.ID) }
+
+// spoolDirOf is renderer identity id's spool directory (SpoolDir).
+func (c Config) spoolDirOf(id string) string {
+	return c.DataDir + "/spool/" + c.name() + "-render-" + id
+}
 
 // Group is the consumer group of the stream's renderers.
 func (c Config) Group() string { return "trawler-renderer-" + c.name() }

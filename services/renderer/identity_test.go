@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -181,6 +182,12 @@ func TestJanitorRecoversKilledRenderer(t *testing.T) {
 	}
 	_ = cmd.Wait()
 	killed := time.Now()
+	// What a killed renderer leaves in its spool directory, besides its
+	// browser's profile: a spilled response.
+	spoolDir := filepath.Join(e.dir, "spool", "fc-npld-render-r0")
+	if err := os.WriteFile(filepath.Join(spoolDir, "trawler-spool-42"), make([]byte, 1024), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	s.mu.Lock()
 	close(s.hold)
 	s.hold = nil
@@ -214,6 +221,14 @@ func TestJanitorRecoversKilledRenderer(t *testing.T) {
 			t.Fatalf("the janitor kept r0's lease: %d, %v", n, err)
 		}
 		time.Sleep(20 * time.Millisecond) // polling the lease with a deadline
+	}
+	// ... having removed r0's spool directory, browser profile and all.
+	if left, err := os.ReadDir(spoolDir); !errors.Is(err, os.ErrNotExist) {
+		var names []string
+		for _, e := range left {
+			names = append(names, e.Name())
+		}
+		t.Errorf("r0's spool directory left: %v (%v)", names, err)
 	}
 }
 

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/trawler-crawl/trawler/pkg/browser"
 	"github.com/trawler-crawl/trawler/pkg/identity"
 	"github.com/trawler-crawl/trawler/pkg/messages"
+	"github.com/trawler-crawl/trawler/pkg/spool"
 	"github.com/trawler-crawl/trawler/pkg/warcwriter"
 )
 
@@ -55,6 +58,12 @@ func (r *Renderer) recoverDead(_ context.Context, id string) (int, error) {
 		r.log.Warn("janitor: closed WARC left open by a dead renderer", "identity", id, "file", f.Name, "records", f.Records)
 		r.announceFor(f, id)
 	}
+	// Its spool directory goes too: spilled responses, record buffers and
+	// browser profiles (with any browser still running on one).
+	dir := r.cfg.spoolDirOf(id)
+	spool.RemoveStaleLogged(dir, r.log, warcwriter.BufferFilePrefix)
+	browser.ReapStale(dir, r.log)
+	_ = os.Remove(dir) // only when empty
 	return len(recovered), errors.Join(errs...)
 }
 

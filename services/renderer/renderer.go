@@ -26,6 +26,7 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/robots"
 	"github.com/trawler-crawl/trawler/pkg/scope"
 	"github.com/trawler-crawl/trawler/pkg/sheets"
+	"github.com/trawler-crawl/trawler/pkg/spool"
 	"github.com/trawler-crawl/trawler/pkg/warcwriter"
 )
 
@@ -132,7 +133,7 @@ func (r *Renderer) build(d Deps) error {
 	if r.recent, err = recentdb.New(d.Redis, recentdb.Options{Crawl: r.cfg.Crawl, Stream: r.cfg.stream(), Logger: r.log}); err != nil {
 		return fmt.Errorf("renderer recently-crawled DB: %w", err)
 	}
-	if r.fetcher, err = newFetcher(r.cfg, r.prof, r.ua, d.Resolver); err != nil {
+	if r.fetcher, err = newFetcher(r.cfg, r.prof, r.ua, d.Resolver, r.log); err != nil {
 		return err
 	}
 	if r.prof.ClamAV.Address == "" {
@@ -157,7 +158,7 @@ func (r *Renderer) build(d Deps) error {
 
 // newFetcher is the proxy's fetcher: the profile's timeouts, length cap,
 // user agent and address guard, spooling under the renderer's directory.
-func newFetcher(cfg Config, p profile.Profile, ua string, res fetch.Resolver) (*fetch.Fetcher, error) {
+func newFetcher(cfg Config, p profile.Profile, ua string, res fetch.Resolver, log *slog.Logger) (*fetch.Fetcher, error) {
 	allowed, err := profile.AllowedPrefixes(p.Fetch.AllowAddresses)
 	if err != nil {
 		return nil, fmt.Errorf("renderer: %w", err)
@@ -175,6 +176,9 @@ func newFetcher(cfg Config, p profile.Profile, ua string, res fetch.Resolver) (*
 	if err := os.MkdirAll(cfg.SpoolDir(), 0o755); err != nil {
 		return nil, fmt.Errorf("renderer spool dir: %w", err)
 	}
+	// The identity, and so the directory, is ours now (the browser pool
+	// reaps its own stale profiles).
+	spool.RemoveStaleLogged(cfg.SpoolDir(), log, warcwriter.BufferFilePrefix)
 	if res == nil {
 		res = defaultResolver{}
 	}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/trawler-crawl/trawler/pkg/crawllog"
 	"github.com/trawler-crawl/trawler/pkg/identity"
+	"github.com/trawler-crawl/trawler/pkg/spool"
 	"github.com/trawler-crawl/trawler/pkg/warcwriter"
 )
 
@@ -58,6 +60,11 @@ func (w *Worker) recoverDead(_ context.Context, id string) (int, error) {
 	for _, f := range recovered {
 		w.log.Warn("janitor: closed WARC left open by a dead worker", "identity", id, "file", f.Name, "records", f.Records)
 		w.announceWARC(f, id)
+	}
+	// Its spool directory goes too (spilled responses, record buffers).
+	spool.RemoveStaleLogged(w.cfg.spoolDirOf(id), w.log, warcwriter.BufferFilePrefix)
+	if w.cfg.leased() {
+		_ = os.Remove(w.cfg.spoolDirOf(id)) // only when empty: the identity may come back
 	}
 	if len(recovered) > 0 {
 		clog, err := crawllog.Open(crawllog.Options{Dir: w.cfg.logDirOf(id), Logger: w.log})

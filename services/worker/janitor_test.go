@@ -378,6 +378,7 @@ func TestJanitorRecoversKilledWorker(t *testing.T) {
 	child, stderr := startChild(t, e.spec(""))
 	open := killWhenWriting(t, e, child.Process, child.Wait, "w1", stderr)
 	t.Logf("killed w1 with %d open files after %v", len(open), time.Since(t0))
+	stale, keep := plantStaleSpool(t, filepath.Join(e.dir, "spool", "w1"))
 
 	dup, dupErr := startChild(t, e.spec("w0"))
 	if err := waitExit(t, dup, 30*time.Second); !isExitError(err) || !strings.Contains(dupErr.String(), "refusing to start") {
@@ -390,6 +391,7 @@ func TestJanitorRecoversKilledWorker(t *testing.T) {
 	t.Logf("duplicate refused after %v", time.Since(t0))
 	waitRecovered(t, open, 30*time.Second)
 	t.Logf("recovered after %v", time.Since(t0))
+	waitStaleGone(t, stale, keep, 30*time.Second)
 	n := checkCapturesLogged(t, e.dir, "w1")
 	t.Logf("w1: %d captures in its recovered and closed files", n)
 	for _, p := range open {
@@ -438,7 +440,9 @@ func TestRestartRecoversOwnIdentity(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling the lease with a deadline
 	}
+	stale, keep := plantStaleSpool(t, filepath.Join(e.dir, "spool", "wx"))
 	r := e.start(t, "wx")
+	waitStaleGone(t, stale, keep, time.Second) // removed before New returns
 	waitRecovered(t, open, 20*time.Second)
 	checkCapturesLogged(t, e.dir, "wx")
 	r.halt(t)
@@ -470,5 +474,44 @@ func TestLostIdentityStopsWorker(t *testing.T) {
 	}
 	if v, _ := e.rdb.Get(context.Background(), identityKey("fc-npld", "w0")).Result(); v != "worker elsewhere 1 x" {
 		t.Fatalf("the stopped worker touched the new holder's lease: %q", v)
+	}
+}
+
+// plantStaleSpool puts into dir what a killed worker leaves in its spool
+// directory (a spilled response, a gowarc record buffer) and a file that
+// is neither, which must stay.
+func plantStaleSpool(t *testing.T, dir string) (stale []string, keep string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"trawler-spool-123456", warcwriter.BufferFilePrefix + "654321", "operator-notes.txt"} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, make([]byte, 4096), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		stale = append(stale, p)
+	}
+	return stale[:2], stale[2]
+}
+
+// waitStaleGone waits until the stale files are removed, and checks keep
+// was not.
+func waitStaleGone(t *testing.T, stale []string, keep string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for _, p := range stale {
+		for {
+			if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("stale spool file %s not removed within %v", p, d)
+			}
+			time.Sleep(20 * time.Millisecond) // polling the janitor with a deadline
+		}
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Fatalf("%s, not a spool file, was removed: %v", keep, err)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/messages"
 	"github.com/trawler-crawl/trawler/pkg/profile"
 	"github.com/trawler-crawl/trawler/pkg/recentdb"
+	"github.com/trawler-crawl/trawler/pkg/spool"
 	"github.com/trawler-crawl/trawler/pkg/uri"
 	"github.com/trawler-crawl/trawler/pkg/warcwriter"
 )
@@ -117,6 +118,8 @@ func build(cfg Config, d Deps) (*Worker, error) {
 			return nil, fmt.Errorf("worker data dir: %w", err)
 		}
 	}
+	// The identity, and so the directory, is ours now.
+	spool.RemoveStaleLogged(cfg.spoolDirOf(cfg.ID), d.Logger, warcwriter.BufferFilePrefix)
 	p := d.Profile
 	if cfg.ClamdAddr != "" {
 		p.ClamAV.Address = cfg.ClamdAddr
