@@ -3,7 +3,6 @@ package spool
 import (
 	"errors"
 	"fmt"
-	"io"
 )
 
 // errSection is returned by writes to a section, which is read-only.
@@ -24,52 +23,23 @@ func (b *Buffer) Section(off, n int64) (*Buffer, error) {
 	return &Buffer{parent: b, off: off, size: n}, nil
 }
 
-// sectionRead returns what a reader of section b needs: its bytes in
-// memory, or the parent's file and where in it they start.
-func (b *Buffer) sectionRead() (mem []byte, r io.ReaderAt, base int64, err error) {
+// sectionView is view of a section: the run of its parent's bytes.
+func (b *Buffer) sectionView() (view, error) {
 	b.mu.RLock()
 	closed := b.closed
 	b.mu.RUnlock()
 	if closed {
-		return nil, nil, 0, ErrClosed
+		return view{}, ErrClosed
 	}
-	pmem, file, psize, err := b.parent.prepareRead()
+	p, err := b.parent.view()
 	if err != nil {
-		return nil, nil, 0, err
+		return view{}, err
 	}
-	if b.off+b.size > psize {
-		return nil, nil, 0, fmt.Errorf("spool: section [%d,%d) past its buffer's %d bytes", b.off, b.off+b.size, psize)
+	if b.off+b.size > p.size {
+		return view{}, fmt.Errorf("spool: section [%d,%d) past its buffer's %d bytes", b.off, b.off+b.size, p.size)
 	}
-	if file == nil {
-		return pmem[b.off : b.off+b.size : b.off+b.size], nil, 0, nil
+	if p.file == nil {
+		return view{mem: p.mem[b.off : b.off+b.size : b.off+b.size], size: b.size}, nil
 	}
-	return nil, closedCheck{b.parent, file}, b.off, nil
-}
-
-// sectionReadAt is ReadAt of a section.
-func (b *Buffer) sectionReadAt(p []byte, off int64) (int, error) {
-	mem, r, base, err := b.sectionRead()
-	if err != nil {
-		return 0, err
-	}
-	if off < 0 {
-		return 0, fmt.Errorf("spool: read at negative offset %d", off)
-	}
-	if off >= b.size {
-		return 0, io.EOF
-	}
-	want := p
-	if rest := b.size - off; int64(len(want)) > rest {
-		want = want[:rest]
-	}
-	var n int
-	if r == nil {
-		n = copy(want, mem[off:])
-	} else if n, err = r.ReadAt(want, base+off); err != nil && !errors.Is(err, io.EOF) {
-		return n, err
-	}
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
+	return view{file: p.file, base: p.base + b.off, size: b.size}, nil
 }

@@ -217,58 +217,66 @@ func (b *Buffer) prepareRead() (mem []byte, file *os.File, size int64, err error
 	return b.mem[:len(b.mem):len(b.mem)], b.file, b.size, nil
 }
 
+// view is what a reader of the Buffer needs: its bytes in memory, or a
+// file and where in it they start, and how many there are.
+type view struct {
+	mem  []byte
+	file io.ReaderAt
+	base int64
+	size int64
+}
+
+// view returns b's bytes as they are now (a section's, its parent's run).
+func (b *Buffer) view() (view, error) {
+	if b.parent != nil {
+		return b.sectionView()
+	}
+	mem, file, size, err := b.prepareRead()
+	if err != nil {
+		return view{}, err
+	}
+	if file == nil {
+		return view{mem: mem, size: size}, nil
+	}
+	return view{file: closedCheck{b, file}, size: size}, nil
+}
+
 // NewReader returns a reader over the bytes written so far, positioned at
 // the start. Each reader has its own offset, so several may be used at once
 // once writing is done. A reader of a closed Buffer fails with ErrClosed.
 func (b *Buffer) NewReader() io.ReadSeeker {
-	if b.parent != nil {
-		mem, r, base, err := b.sectionRead()
-		switch {
-		case err != nil:
-			return errReader{err}
-		case r == nil:
-			return bytes.NewReader(mem)
-		}
-		return io.NewSectionReader(r, base, b.size)
-	}
-	mem, file, size, err := b.prepareRead()
-	if err != nil {
+	v, err := b.view()
+	switch {
+	case err != nil:
 		return errReader{err}
+	case v.file == nil:
+		return bytes.NewReader(v.mem)
 	}
-	if file == nil {
-		return bytes.NewReader(mem)
-	}
-	return io.NewSectionReader(closedCheck{b, file}, 0, size)
+	return io.NewSectionReader(v.file, v.base, v.size)
 }
 
 // ReadAt implements io.ReaderAt over the bytes written so far. It is safe
 // for concurrent use once writing is done.
 func (b *Buffer) ReadAt(p []byte, off int64) (int, error) {
-	if b.parent != nil {
-		return b.sectionReadAt(p, off)
-	}
-	mem, file, size, err := b.prepareRead()
+	v, err := b.view()
 	if err != nil {
 		return 0, err
 	}
 	if off < 0 {
 		return 0, fmt.Errorf("spool: read at negative offset %d", off)
 	}
-	if off >= size {
+	if off >= v.size {
 		return 0, io.EOF
 	}
 	want := p
-	if rest := size - off; int64(len(want)) > rest {
+	if rest := v.size - off; int64(len(want)) > rest {
 		want = want[:rest]
 	}
 	var n int
-	if file == nil {
-		n = copy(want, mem[off:])
-	} else {
-		n, err = closedCheck{b, file}.ReadAt(want, off)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return n, err
-		}
+	if v.file == nil {
+		n = copy(want, v.mem[off:])
+	} else if n, err = v.file.ReadAt(want, v.base+off); err != nil && !errors.Is(err, io.EOF) {
+		return n, err
 	}
 	if n < len(p) {
 		return n, io.EOF

@@ -264,7 +264,7 @@ func (b builder) response(c *Capture, parse bool) (gowarc.WarcRecord, error) {
 		sink.h = sha1.New() //nolint:gosec // SHA-1 is what WARC digests use
 	}
 	_, _ = sink.Write(head[:k])
-	n, err := copyBlock(sink, c.Response, c.ResponseLength-int64(k))
+	n, err := copyExactly(sink, c.Response, c.ResponseLength-int64(k))
 	n += int64(k)
 	if err != nil {
 		_ = rb.Close()
@@ -321,16 +321,6 @@ func (s *digestSink) Write(p []byte) (int, error) {
 // digest is the WARC-Block-Digest of what was written.
 func (s *digestSink) digest() string {
 	return "sha1:" + base32.StdEncoding.EncodeToString(s.h.Sum(nil))
-}
-
-// copyBlock copies n bytes of r into s. A reader holding exactly those
-// bytes in memory writes them in one call, so gowarc's buffer is sized
-// once instead of doubling its way up, copying as it goes.
-func copyBlock(s *digestSink, r io.Reader, n int64) (int64, error) {
-	if w, ok := r.(wholeReader); ok && int64(w.Len()) == n {
-		return w.WriteTo(s)
-	}
-	return io.Copy(s, io.LimitReader(r, n))
 }
 
 // revisit builds a revisit of c (identical-payload-digest, or
