@@ -2,6 +2,7 @@ package cdxwriter
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -39,7 +40,11 @@ const maxLagPoll = 5 * time.Second
 func (w *Writer) updateLag(ctx context.Context, adm *kadm.Client, groups []string) {
 	pollCtx, cancel := context.WithTimeout(ctx, max(w.d.LagInterval, maxLagPoll))
 	defer cancel()
-	lags, err := adm.Lag(pollCtx, groups...)
+	// A copy: kadm's Lag reuses its argument's backing array for the
+	// groups it still has to ask about, so passing ours let a poll
+	// overwrite one group's name with another's and its gauge was never
+	// set again.
+	lags, err := adm.Lag(pollCtx, slices.Clone(groups)...)
 	if err != nil {
 		if ctx.Err() == nil {
 			w.log.Debug("consumer lag", "err", err)
