@@ -102,7 +102,7 @@ func launcherRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // and ledger in; closeAll releases them.
 func launchDeps(ctx context.Context, deps *launcher.Deps, lc launcher.Config, kc kafka.Config, rc redisconn.Config,
 	log *slog.Logger) (rdb *redis.Client, closeAll func(), err error) {
-	rdb, err = redisconn.Open(ctx, rc)
+	rdb, err = redisconn.Open(ctx, rc, redisconn.WithLogger(log))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -188,7 +188,7 @@ func launcherBulk(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rdb, err := redisconn.Open(ctx, rc)
+	rdb, err := redisconn.Open(ctx, rc, redisconn.WithLogger(log))
 	if err != nil {
 		return err
 	}

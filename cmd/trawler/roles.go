@@ -36,7 +36,7 @@ type roleEnv struct {
 // given several addresses or --redis-cluster) and makes its /readyz
 // depend on it.
 func (env *roleEnv) openRedis(ctx context.Context, rc redisconn.Config) (redis.UniversalClient, error) {
-	rdb, err := redisconn.OpenUniversal(ctx, rc)
+	rdb, err := redisconn.OpenUniversal(ctx, rc, redisconn.WithLogger(env.log))
 	if err != nil {
 		return nil, err
 	}

@@ -38,8 +38,9 @@ type RedisOptions struct {
 	Binary string
 	// ForceMiniredis skips redis-server even when one is installed.
 	ForceMiniredis bool
-	// StartTimeout bounds the wait for redis-server to answer PING (it
-	// replays the append-only file first). Zero means
+	// StartTimeout bounds the wait for redis-server to answer PING while
+	// it gives no sign of life; while it answers -LOADING (replaying its
+	// append-only file) the wait goes on. Zero means
 	// DefaultRedisStartTimeout.
 	StartTimeout time.Duration
 	// StopTimeout is how long Close waits after SIGTERM before SIGKILL.

@@ -165,17 +165,29 @@ func spawnRedis(binary, dir, addr string, logger *slog.Logger) (*redisProc, erro
 	return p, nil
 }
 
-// waitReady polls PING until it answers, the child exits, ctx ends or the
-// timeout passes.
+// waitReady polls PING until it answers, the child exits or ctx ends, or
+// timeout passes without a sign of life. A -LOADING answer is one: the
+// child is replaying its append-only file, which for a large frontier
+// takes longer than any fixed bound, so the wait goes on (logged every
+// loadingLogInterval).
 func (p *redisProc) waitReady(ctx context.Context, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
-	var pingErr error
+	alive, logged := time.Now(), time.Now()
 	for {
-		if pingErr = pingRedis(ctx, p.addr); pingErr == nil {
+		pingErr := pingRedis(ctx, p.addr)
+		if pingErr == nil {
 			return nil
+		}
+		if errors.Is(pingErr, errLoading) {
+			alive = time.Now()
+			if time.Since(logged) >= loadingLogInterval {
+				p.logger.Info("redis-server is loading its append-only file", "addr", p.addr, "data_dir", p.dataDir)
+				logged = alive
+			}
+		} else if time.Since(alive) > timeout {
+			return fmt.Errorf("redis-server (%s, data dir %s) not ready after %s (last PING: %v); log: %s",
+				p.addr, p.dataDir, timeout, pingErr, p.logTail())
 		}
 		select {
 		case <-p.done:
@@ -188,6 +200,13 @@ func (p *redisProc) waitReady(ctx context.Context, timeout time.Duration) error 
 		}
 	}
 }
+
+// loadingLogInterval is how often a wait on a loading redis-server is
+// logged.
+const loadingLogInterval = 10 * time.Second
+
+// errLoading is redis-server's -LOADING answer to PING.
+var errLoading = errors.New("redis-server is loading its data")
 
 // exitedEarly reports whether the child has exited.
 func (p *redisProc) exitedEarly() bool {
@@ -351,7 +370,11 @@ func pingRedis(ctx context.Context, addr string) error {
 	if err != nil {
 		return err
 	}
-	if line = strings.TrimSpace(line); line != "+PONG" {
+	line = strings.TrimSpace(line)
+	if strings.HasPrefix(line, "-LOADING") {
+		return fmt.Errorf("PING answered %q: %w", line, errLoading)
+	}
+	if line != "+PONG" {
 		return fmt.Errorf("PING answered %q", line)
 	}
 	return nil

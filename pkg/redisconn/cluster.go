@@ -19,21 +19,16 @@ const clusterRetries = 8
 // until every given node answers and reports cluster_state:ok, so a role
 // does not start into CLUSTERDOWN errors while the cluster forms or a
 // restarted master loads its append-only file.
-func OpenUniversal(ctx context.Context, cfg Config) (redis.UniversalClient, error) {
+func OpenUniversal(ctx context.Context, cfg Config, opts ...OpenOption) (redis.UniversalClient, error) {
 	if !cfg.IsCluster() {
-		return Open(ctx, cfg)
+		return Open(ctx, cfg, opts...)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, DefaultOpenTimeout)
-		defer cancel()
-	}
+	w := newWaiting(ctx, opts)
 	for _, a := range cfg.Addrs() {
-		opts := redis.Options{Addr: a, Password: cfg.Password}
-		if err := waitReady(ctx, opts, clusterOK); err != nil {
+		if err := w.ready(ctx, redis.Options{Addr: a, Password: cfg.Password}, clusterOK); err != nil {
 			return nil, fmt.Errorf("redis cluster node %s: %w", a, err)
 		}
 	}
@@ -54,7 +49,7 @@ func OpenUniversal(ctx context.Context, cfg Config) (redis.UniversalClient, erro
 }
 
 // errClusterForming is a node that answers but whose cluster is not
-// serving every slot yet; waitReady retries it.
+// serving every slot yet; waiting.ready retries it.
 type errClusterForming struct{ state string }
 
 func (e errClusterForming) Error() string { return "cluster_state:" + e.state }

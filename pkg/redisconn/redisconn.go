@@ -22,7 +22,8 @@ import (
 // Defaults.
 const (
 	DefaultAddr = "127.0.0.1:6379"
-	// DefaultOpenTimeout bounds Open when its context has no deadline.
+	// DefaultOpenTimeout is how long Open waits for a sign of life when
+	// its context has no deadline.
 	DefaultOpenTimeout = 30 * time.Second
 )
 
@@ -130,55 +131,31 @@ func (c Config) redactedPassword() string {
 }
 
 // Open validates cfg, connects and pings until Redis answers, retrying with
-// backoff until ctx ends (DefaultOpenTimeout if ctx has no deadline): Redis
-// may still be starting, or loading its append-only file. Wrong passwords
-// and database numbers fail at once.
-func Open(ctx context.Context, cfg Config) (*redis.Client, error) {
+// backoff: Redis may still be starting, or loading its append-only file.
+// Wrong passwords and database numbers fail at once. With a deadline on
+// ctx it waits until then; without one it gives up after
+// DefaultOpenTimeout without a sign of life, where a server answering
+// LOADING is alive: a frontier of hundreds of millions of URIs takes
+// minutes to load, and a role that gave up meanwhile would only be
+// restarted into the same wait, later.
+func Open(ctx context.Context, cfg Config, opts ...OpenOption) (*redis.Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.IsCluster() {
 		return nil, fmt.Errorf("redis %s: a cluster needs OpenUniversal", cfg.Addr)
 	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, DefaultOpenTimeout)
-		defer cancel()
-	}
-	opts := &redis.Options{Addr: cfg.Addr, Password: cfg.Password, DB: cfg.DB}
-	if err := waitReady(ctx, *opts, nil); err != nil {
+	w := newWaiting(ctx, opts)
+	ro := &redis.Options{Addr: cfg.Addr, Password: cfg.Password, DB: cfg.DB}
+	if err := w.ready(ctx, *ro, nil); err != nil {
 		return nil, fmt.Errorf("redis %s: %w", cfg.Addr, err)
 	}
-	c := redis.NewClient(opts)
+	c := redis.NewClient(ro)
 	if err := c.Ping(ctx).Err(); err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("redis %s: ping: %w", cfg.Addr, err)
 	}
 	return c, nil
-}
-
-// waitReady retries probe with a doubling backoff (capped at one second)
-// until it succeeds, fails permanently or ctx ends. check, when not nil,
-// is a further test of the answering server.
-func waitReady(ctx context.Context, opts redis.Options, check func(context.Context, *redis.Client) error) error {
-	delay := 50 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		err := probe(ctx, opts, check)
-		if err == nil {
-			return nil
-		}
-		if permanent(err) {
-			return fmt.Errorf("ping: %w", err)
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("not answering after %d attempts: %w (last error: %w)", attempt, ctx.Err(), err)
-		case <-t.C:
-		}
-		delay = min(2*delay, time.Second)
-	}
 }
 
 // probe makes one readiness attempt. A plain TCP dial comes first: while

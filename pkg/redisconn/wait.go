@@ -1,0 +1,100 @@
+package redisconn
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// OpenOption changes how Open and OpenUniversal wait for Redis.
+type OpenOption func(*waiting)
+
+// WithLogger reports a long wait: every LoadingLogInterval while Redis
+// loads its data, how far it has got.
+func WithLogger(l *slog.Logger) OpenOption { return func(w *waiting) { w.log = l } }
+
+// LoadingLogInterval is how often a wait on a loading Redis is logged.
+const LoadingLogInterval = 10 * time.Second
+
+// withStall sets how long a wait may go without a sign of life (tests).
+func withStall(d time.Duration) OpenOption { return func(w *waiting) { w.stall = d } }
+
+// waiting is one Open's wait for its servers.
+type waiting struct {
+	// stall is how long the wait may go without a sign of life; zero
+	// leaves the bound to the context's deadline.
+	stall time.Duration
+	log   *slog.Logger
+}
+
+func newWaiting(ctx context.Context, opts []OpenOption) *waiting {
+	w := &waiting{}
+	if _, ok := ctx.Deadline(); !ok {
+		w.stall = DefaultOpenTimeout
+	}
+	for _, o := range opts {
+		o(w)
+	}
+	return w
+}
+
+// ready retries probe with a doubling backoff (capped at one second)
+// until it succeeds, fails permanently, ctx ends, or the server has shown
+// no sign of life for the stall time: a LOADING answer is one, so a
+// server replaying a large append-only file is waited for however long
+// that takes. check, when not nil, is a further test of the answering
+// server.
+func (w *waiting) ready(ctx context.Context, opts redis.Options, check func(context.Context, *redis.Client) error) error {
+	delay := 50 * time.Millisecond
+	alive, logged := time.Now(), time.Time{}
+	for attempt := 1; ; attempt++ {
+		err := probe(ctx, opts, check)
+		if err == nil {
+			return nil
+		}
+		if permanent(err) {
+			return fmt.Errorf("ping: %w", err)
+		}
+		if redis.HasErrorPrefix(err, "LOADING") {
+			alive = time.Now()
+			if w.log != nil && time.Since(logged) >= LoadingLogInterval {
+				w.log.Info("waiting for redis to load its data", "addr", opts.Addr, "progress", loadingProgress(ctx, opts))
+				logged = alive
+			}
+		} else if w.stall > 0 && time.Since(alive) > w.stall {
+			return fmt.Errorf("not answering after %d attempts in %s (last error: %w)", attempt, w.stall, err)
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("not answering after %d attempts: %w (last error: %w)", attempt, ctx.Err(), err)
+		case <-t.C:
+		}
+		delay = min(2*delay, time.Second)
+	}
+}
+
+// loadingProgress is a loading server's own account of its progress
+// (INFO persistence, which it answers while loading), for the log.
+func loadingProgress(ctx context.Context, opts redis.Options) string {
+	opts.MaxRetries = -1
+	c := redis.NewClient(&opts)
+	defer func() { _ = c.Close() }()
+	info, err := c.Info(ctx, "persistence").Result()
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	var parts []string
+	for _, line := range strings.Split(info, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (k == "loading_loaded_perc" || k == "loading_eta_seconds") {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	return strings.Join(parts, " ")
+}
