@@ -2,15 +2,10 @@ package cdxwriter
 
 import (
 	"context"
-	"log/slog"
 	"slices"
 	"testing"
-	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
-
-	"github.com/trawler-crawl/trawler/internal/testlog"
 )
 
 // Every poll measures every group, and leaves the writer's list of groups
@@ -21,14 +16,7 @@ func TestUpdateLagKeepsGroups(t *testing.T) {
 	h := newHarness(t, 1)
 	h.cfg.ForwardURL = "http://127.0.0.1:1/unused"
 	h.produce(t, goldenEvents(t)...)
-	h.reg = prometheus.NewRegistry()
-	d := h.deps
-	d.Kafka, d.Redis, d.Registerer, d.LagInterval = h.kc, h.rdb, h.reg, 50*time.Millisecond
-	d.Logger, h.logs = testlog.New(slog.LevelDebug)
-	w, err := New(h.cfg, d)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := h.newWriter(t)
 	groups := []string{h.cfg.Group(), h.cfg.ForwardGroup()}
 	want := slices.Clone(groups)
 	adm := kadm.NewClient(h.cl)

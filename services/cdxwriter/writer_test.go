@@ -73,8 +73,8 @@ type running struct {
 	done   chan error
 }
 
-// start runs a writer until stop (or the test's end).
-func (h *harness) start(t *testing.T) *running {
+// newWriter builds a writer on the harness, with a fresh registry and log.
+func (h *harness) newWriter(t *testing.T) *Writer {
 	t.Helper()
 	h.reg = prometheus.NewRegistry()
 	d := h.deps
@@ -84,6 +84,13 @@ func (h *harness) start(t *testing.T) *running {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return w
+}
+
+// start runs a writer until stop (or the test's end).
+func (h *harness) start(t *testing.T) *running {
+	t.Helper()
+	w := h.newWriter(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{w: w, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- w.Run(ctx) }()
