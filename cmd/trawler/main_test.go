@@ -106,6 +106,13 @@ func TestBadConfiguration(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("politeness:\n  minDelay: 10\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	empty := filepath.Join(dir, "empty-token")
+	if err := os.WriteFile(empty, []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A role's files are checked before it connects: with Redis at a
+	// closed port, reaching it would end in a Redis error, not these.
+	noRedis := "127.0.0.1:1"
 	tests := []struct {
 		name string
 		env  map[string]string
@@ -121,6 +128,10 @@ func TestBadConfiguration(t *testing.T) {
 		{"standalone without seeds", nil, []string{"standalone"}, 2, "at least one --seed or --feed"},
 		{"invalid renderer config", nil, []string{"renderer", "--tabs", "0", "--renderer-id", "a/b"}, 1, "tabs 0"},
 		{"topics without verb", nil, []string{"topics"}, 2, "usage"},
+		{"worker token file missing", nil, []string{"worker", "--redis", noRedis, "--admin-token-file", filepath.Join(dir, "none")}, 1, "admin token file: open"},
+		{"cdxwriter token file empty", nil, []string{"cdxwriter", "--redis", noRedis, "--admin-token-file", empty}, 1, "is empty"},
+		{"invalid provenance config", nil, []string{"provenance", "--redis", noRedis, "--crawl", "xx"}, 1, "invalid configuration"},
+		{"invalid cdxwriter redis", nil, []string{"cdxwriter", "--redis", "nohost"}, 1, `address "nohost"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

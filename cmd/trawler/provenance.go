@@ -11,7 +11,6 @@ import (
 
 	"github.com/trawler-crawl/trawler/pkg/frontier"
 	"github.com/trawler-crawl/trawler/pkg/harveststats"
-	"github.com/trawler-crawl/trawler/pkg/kafka"
 	"github.com/trawler-crawl/trawler/pkg/profile"
 	"github.com/trawler-crawl/trawler/pkg/redisconn"
 	"github.com/trawler-crawl/trawler/services/provenance"
@@ -29,34 +28,20 @@ func runProvenance(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return runProvenanceStats(ctx, args[1:], stdout, stderr)
 	}
 	fs := newFlagSet("provenance", stderr)
-	var c common
+	var sf serviceFlags
 	var pc provenance.Config
-	var kc kafka.Config
-	var rc redisconn.Config
-	c.register(fs, ":9100")
+	sf.register(fs)
 	pc.RegisterFlags(fs)
-	kc.RegisterFlags(fs)
-	rc.RegisterFlags(fs)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := errorsJoin(pc.Validate(), kc.Validate(), rc.Validate()); err != nil {
-		return err
-	}
-	env, err := setup(c, stderr, "provenance")
+	env, rdb, stop, err := sf.start(ctx, fs, args, stderr, "provenance", func() error { return pc.Validate() })
 	if err != nil {
 		return err
 	}
-	defer env.admin.Close()
-	rdb, err := env.openRedis(ctx, rc)
-	if err != nil {
-		return err
-	}
-	defer rdb.Close()
+	defer stop()
 	counter, err := crawlFrontiers(ctx, rdb, pc.Crawl, env.profile)
 	if err != nil {
 		return err
 	}
+	kc := sf.kc
 	kc.ClientID = "trawler-provenance"
 	s, err := provenance.New(pc, provenance.Deps{Kafka: kc, Redis: rdb, Frontier: counter, Profile: env.profile,
 		Version: version, Logger: env.log, Registerer: env.reg})

@@ -76,38 +76,64 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// serviceFlags are the flags every long-running role on Kafka and Redis
+// shares: the common ones, the broker's and Redis's.
+type serviceFlags struct {
+	c  common
+	kc kafka.Config
+	rc redisconn.Config
+}
+
+func (sf *serviceFlags) register(fs *flag.FlagSet) {
+	sf.c.register(fs, ":9100")
+	sf.kc.RegisterFlags(fs)
+	sf.rc.RegisterFlags(fs)
+}
+
+// start parses args, checks them (the role's own settings and files with
+// check, before anything connects, so a mistake fails at once; check
+// must read the settings when called, after parsing, so not a method
+// value of a Config, which copies it), and
+// brings up the role's logger, profile, admin listener and Redis; stop
+// releases the listener and Redis.
+func (sf *serviceFlags) start(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer,
+	role string, check func() error) (env *roleEnv, rdb redis.UniversalClient, stop func(), err error) {
+	if err := parse(fs, args); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := errorsJoin(check(), sf.kc.Validate(), sf.rc.Validate()); err != nil {
+		return nil, nil, nil, err
+	}
+	if env, err = setup(sf.c, stderr, role); err != nil {
+		return nil, nil, nil, err
+	}
+	if rdb, err = env.openRedis(ctx, sf.rc); err != nil {
+		_ = env.admin.Close()
+		return nil, nil, nil, err
+	}
+	return env, rdb, func() { _ = rdb.Close(); _ = env.admin.Close() }, nil
+}
+
 func runWorker(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs := newFlagSet("worker", stderr)
-	var c common
+	var sf serviceFlags
 	var wc worker.Config
-	var kc kafka.Config
-	var rc redisconn.Config
-	c.register(fs, ":9100")
+	sf.register(fs)
 	wc.RegisterFlags(fs)
-	kc.RegisterFlags(fs)
-	rc.RegisterFlags(fs)
 	tokenFile := fs.String("admin-token-file", "", "file holding the bearer token of the admin API (/api/v1/); empty: API off")
 	cdxURL := fs.String("cdx-url", "", "OutbackCDX-compatible API whose captures the admin API's explain lists (e.g. http://cdxwriter:8081)")
-	if err := parse(fs, args); err != nil {
+	var token string
+	env, rdb, stop, err := sf.start(ctx, fs, args, stderr, "worker", func() (err error) {
+		if err = wc.Validate(); err == nil {
+			token, err = admin.LoadToken(*tokenFile)
+		}
 		return err
-	}
-	if err := errorsJoin(wc.Validate(), kc.Validate(), rc.Validate()); err != nil {
-		return err
-	}
-	token, err := admin.LoadToken(*tokenFile)
+	})
 	if err != nil {
 		return err
 	}
-	env, err := setup(c, stderr, "worker")
-	if err != nil {
-		return err
-	}
-	defer env.admin.Close()
-	rdb, err := env.openRedis(ctx, rc)
-	if err != nil {
-		return err
-	}
-	defer rdb.Close()
+	defer stop()
+	kc := sf.kc
 	// The identity may be settled only by worker.New (a leased slot); the
 	// client id names what is known now.
 	kc.ClientID = "trawler-worker-" + cmp.Or(wc.ID, wc.Name())
@@ -139,35 +165,23 @@ func runWorker(ctx context.Context, args []string, _, stderr io.Writer) error {
 
 func runCDXWriter(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs := newFlagSet("cdxwriter", stderr)
-	var c common
+	var sf serviceFlags
 	var cc cdxwriter.Config
-	var kc kafka.Config
-	var rc redisconn.Config
-	c.register(fs, ":9100")
+	sf.register(fs)
 	cc.RegisterFlags(fs)
-	kc.RegisterFlags(fs)
-	rc.RegisterFlags(fs)
 	tokenFile := fs.String("admin-token-file", "", "file holding the bearer token the CDX API's POST ingest and delete need; empty: writes are open")
-	if err := parse(fs, args); err != nil {
+	var token string
+	env, rdb, stop, err := sf.start(ctx, fs, args, stderr, "cdxwriter", func() (err error) {
+		if err = cc.Validate(); err == nil {
+			token, err = admin.LoadToken(*tokenFile)
+		}
 		return err
-	}
-	if err := errorsJoin(cc.Validate(), kc.Validate(), rc.Validate()); err != nil {
-		return err
-	}
-	token, err := admin.LoadToken(*tokenFile)
+	})
 	if err != nil {
 		return err
 	}
-	env, err := setup(c, stderr, "cdxwriter")
-	if err != nil {
-		return err
-	}
-	defer env.admin.Close()
-	rdb, err := env.openRedis(ctx, rc)
-	if err != nil {
-		return err
-	}
-	defer rdb.Close()
+	defer stop()
+	kc := sf.kc
 	kc.ClientID = "trawler-cdxwriter"
 	// The index is opened here rather than by the writer so that its
 	// OutbackCDX API on --cdx-addr can require the token for writes.
