@@ -3,7 +3,6 @@ package statebackup_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -22,6 +21,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/trawler-crawl/trawler/internal/testchild"
 	"github.com/trawler-crawl/trawler/pkg/cdx"
 	"github.com/trawler-crawl/trawler/pkg/cdxindex"
 	"github.com/trawler-crawl/trawler/pkg/fetch"
@@ -106,9 +106,7 @@ func (r slowResolver) LookupIPAddr(ctx context.Context, host string) ([]net.IPAd
 }
 
 func TestMain(m *testing.M) {
-	if spec := os.Getenv(childEnv); spec != "" {
-		os.Exit(runChild(spec))
-	}
+	testchild.Main(childEnv, runChild)
 	os.Exit(m.Run())
 }
 
@@ -125,12 +123,7 @@ func crawlProfile() profile.Profile {
 }
 
 // runChild serves the synthetic web and crawls it until idle.
-func runChild(spec string) int {
-	var c childSpec
-	if err := json.Unmarshal([]byte(spec), &c); err != nil {
-		fmt.Fprintln(os.Stderr, "child spec:", err)
-		return 2
-	}
+func runChild(c childSpec) int {
 	ctx := context.Background()
 	site, err := testweb.Generate(c.Site)
 	if err != nil {
@@ -176,9 +169,10 @@ func freeAddr(t *testing.T) string {
 // if it is still running at the end.
 func startChild(t *testing.T, spec childSpec) (cmd *exec.Cmd, done <-chan struct{}, wait func() error) {
 	t.Helper()
-	b, _ := json.Marshal(spec)
-	cmd = exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+string(b))
+	cmd, err := testchild.Command(childEnv, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

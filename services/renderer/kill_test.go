@@ -3,7 +3,6 @@ package renderer
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/trawler-crawl/trawler/internal/testchild"
 	"github.com/trawler-crawl/trawler/internal/testlog"
 	"github.com/trawler-crawl/trawler/pkg/kafka"
 )
@@ -37,19 +37,12 @@ type childSpec struct {
 }
 
 func TestMain(m *testing.M) {
-	if spec := os.Getenv(childEnv); spec != "" {
-		os.Exit(runChild(spec))
-	}
+	testchild.Main(childEnv, runChild)
 	os.Exit(m.Run())
 }
 
 // runChild runs one renderer until SIGTERM (or kill -9).
-func runChild(raw string) int {
-	var c childSpec
-	if err := json.Unmarshal([]byte(raw), &c); err != nil {
-		fmt.Fprintln(os.Stderr, "child spec:", err)
-		return 2
-	}
+func runChild(c childSpec) int {
 	rdb := redis.NewClient(&redis.Options{Addr: c.Redis})
 	defer rdb.Close()
 	id := c.ID
@@ -78,21 +71,8 @@ func runChild(raw string) int {
 
 func startChild(t *testing.T, spec childSpec) (*exec.Cmd, *testlog.Buffer) {
 	t.Helper()
-	b, _ := json.Marshal(spec)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+string(b))
 	out := &testlog.Buffer{}
-	cmd.Stderr = out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	return cmd, out
+	return testchild.Start(t, childEnv, spec, out), out
 }
 
 // Kill -9 of the renderer mid-render loses nothing: the hand-off was not

@@ -3,7 +3,6 @@ package standalone
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -24,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/trawler-crawl/trawler/internal/testchild"
 	"github.com/trawler-crawl/trawler/pkg/embedded"
 	"github.com/trawler-crawl/trawler/pkg/kafka"
 	"github.com/trawler-crawl/trawler/pkg/messages"
@@ -43,19 +43,12 @@ type childSpec struct {
 }
 
 func TestMain(m *testing.M) {
-	if spec := os.Getenv(childEnv); spec != "" {
-		os.Exit(runChild(spec))
-	}
+	testchild.Main(childEnv, runChild)
 	os.Exit(m.Run())
 }
 
 // runChild serves the synthetic web and crawls it until idle.
-func runChild(spec string) int {
-	var c childSpec
-	if err := json.Unmarshal([]byte(spec), &c); err != nil {
-		fmt.Fprintln(os.Stderr, "child spec:", err)
-		return 2
-	}
+func runChild(c childSpec) int {
 	ctx := context.Background()
 	site, err := testweb.Generate(c.Site)
 	if err != nil {
@@ -92,17 +85,11 @@ func freePort(t *testing.T, host string) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// startChild starts a standalone crawl in a new process.
+// startChild starts a standalone crawl in a new process; the test kills
+// it if it still runs at the end.
 func startChild(t *testing.T, spec childSpec) *exec.Cmd {
 	t.Helper()
-	b, _ := json.Marshal(spec)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+string(b))
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd
+	return testchild.Start(t, childEnv, spec, os.Stderr)
 }
 
 // finished reads the child's count of finished URIs from its /metrics;

@@ -3,7 +3,6 @@ package worker
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/trawler-crawl/trawler/internal/testchild"
 	"github.com/trawler-crawl/trawler/internal/testlog"
 	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
 	"github.com/trawler-crawl/trawler/pkg/kafka"
@@ -49,9 +49,7 @@ type childSpec struct {
 }
 
 func TestMain(m *testing.M) {
-	if spec := os.Getenv(childEnv); spec != "" {
-		os.Exit(runChild(spec))
-	}
+	testchild.Main(childEnv, runChild)
 	os.Exit(m.Run())
 }
 
@@ -78,12 +76,7 @@ func identityProfile() profile.Profile {
 
 // runChild runs one worker as spec says until killed; it prints New's
 // error (an identity already leased) and exits 1.
-func runChild(raw string) int {
-	var c childSpec
-	if err := json.Unmarshal([]byte(raw), &c); err != nil {
-		fmt.Fprintln(os.Stderr, "child spec:", err)
-		return 2
-	}
+func runChild(c childSpec) int {
 	rdb := redis.NewClient(&redis.Options{Addr: c.Redis})
 	defer rdb.Close()
 	kc := kafka.Config{Brokers: c.Brokers, ClientID: "child", SessionTimeout: testSessionTimeout, RebalanceTimeout: testSessionTimeout}
@@ -117,21 +110,8 @@ func runChild(raw string) int {
 // startChild starts a child worker; its stderr goes to the returned buffer.
 func startChild(t *testing.T, spec childSpec) (*exec.Cmd, *testlog.Buffer) {
 	t.Helper()
-	b, _ := json.Marshal(spec)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+string(b))
 	out := &testlog.Buffer{}
-	cmd.Stderr = out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	return cmd, out
+	return testchild.Start(t, childEnv, spec, out), out
 }
 
 // identityConfig is a worker sharing dir with leased identities.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/trawler-crawl/trawler/internal/testchild"
 	"github.com/trawler-crawl/trawler/pkg/clamav/clamdtest"
 	"github.com/trawler-crawl/trawler/pkg/frontier"
 	"github.com/trawler-crawl/trawler/pkg/hostkey"
@@ -30,9 +31,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if spec := os.Getenv(childEnv); spec != "" {
-		os.Exit(runChild(spec))
-	}
+	testchild.Main(childEnv, runChild)
 	os.Exit(m.Run())
 }
 

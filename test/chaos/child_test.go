@@ -4,7 +4,6 @@ package chaos_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -53,12 +52,7 @@ const (
 )
 
 // runChild runs the role of the spec in raw until SIGTERM.
-func runChild(raw string) int {
-	var c childSpec
-	if err := json.Unmarshal([]byte(raw), &c); err != nil {
-		fmt.Fprintln(os.Stderr, "child spec:", err)
-		return 2
-	}
+func runChild(c childSpec) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

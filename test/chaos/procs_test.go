@@ -3,7 +3,6 @@
 package chaos_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/trawler-crawl/trawler/internal/testchild"
 )
 
 // proc is one child process of the suite (a worker or the cdxwriter). Its
@@ -33,17 +34,15 @@ func newProc(t *testing.T, spec childSpec, logDir string) *proc {
 // start runs the child; it returns once the process exists.
 func (p *proc) start(t *testing.T) {
 	t.Helper()
-	b, err := json.Marshal(p.spec)
+	cmd, err := testchild.Command(childEnv, p.spec)
 	if err != nil {
-		t.Fatalf("child spec: %v", err)
+		t.Fatal(err)
 	}
 	f, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		t.Fatalf("child log: %v", err)
 	}
 	fmt.Fprintf(f, "=== start %s\n", time.Now().UTC().Format(time.RFC3339Nano))
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+string(b))
 	cmd.Stdout, cmd.Stderr = f, f
 	// A test binary killed by go test's -timeout runs no t.Cleanup: the
 	// kernel then kills the children, so nothing outlives the suite.

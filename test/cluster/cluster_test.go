@@ -27,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/trawler-crawl/trawler/internal/testchild"
 	"github.com/trawler-crawl/trawler/internal/testlog"
 	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
 	"github.com/trawler-crawl/trawler/pkg/kafka"
@@ -52,9 +53,7 @@ type childSpec struct {
 }
 
 func TestMain(m *testing.M) {
-	if spec := os.Getenv(childEnv); spec != "" {
-		os.Exit(runChild(spec))
-	}
+	testchild.Main(childEnv, runChild)
 	os.Exit(m.Run())
 }
 
@@ -92,12 +91,7 @@ func workerConfig(dir, id string) worker.Config {
 
 // runChild runs one worker on the cluster through redisconn, as the
 // worker role does, until SIGTERM.
-func runChild(raw string) int {
-	var c childSpec
-	if err := json.Unmarshal([]byte(raw), &c); err != nil {
-		fmt.Fprintln(os.Stderr, "child spec:", err)
-		return 2
-	}
+func runChild(c childSpec) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	rdb, err := redisconn.OpenUniversal(ctx, redisconn.Config{Addr: c.Redis})
@@ -134,20 +128,8 @@ type child struct {
 
 func startChild(t *testing.T, spec childSpec) *child {
 	t.Helper()
-	b, _ := json.Marshal(spec)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+string(b))
-	c := &child{id: spec.ID, cmd: cmd, stderr: &testlog.Buffer{}}
-	cmd.Stderr = c.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
+	c := &child{id: spec.ID, stderr: &testlog.Buffer{}}
+	c.cmd = testchild.Start(t, childEnv, spec, c.stderr)
 	return c
 }
 
