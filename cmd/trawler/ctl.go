@@ -380,6 +380,11 @@ func ctlStatus(ctx context.Context, o ctlOpts, stdout io.Writer) error {
 		_, err := stdout.Write(raw)
 		return err
 	}
+	return printStatus(stdout, &st)
+}
+
+// printStatus writes a status as a table.
+func printStatus(stdout io.Writer, st *api.Status) error {
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "crawl\t%s (frontier %s) at %s\n", st.Crawl, st.Frontier, st.At.Format(time.RFC3339))
 	fmt.Fprintf(tw, "queued\t%d\nin flight\t%d\npaused\t%v\n", st.Queued, st.InFlight, st.Paused)
@@ -400,10 +405,17 @@ func ctlStatus(ctx context.Context, o ctlOpts, stdout io.Writer) error {
 	if l.Reached != "" {
 		fmt.Fprintf(tw, "limit reached\t%s\n", l.Reached)
 	}
+	topLabel := "top hosts"
+	switch {
+	case st.TopHostsAt == nil:
+		fmt.Fprintf(tw, "%s\tbeing read (a scan of every host)\n", topLabel)
+	case st.At.Sub(*st.TopHostsAt) >= time.Second:
+		topLabel += fmt.Sprintf(" (%s before)", st.At.Sub(*st.TopHostsAt).Round(time.Second))
+	}
 	for i, hc := range st.TopHosts {
 		label := ""
 		if i == 0 {
-			label = "top hosts"
+			label = topLabel
 		}
 		fmt.Fprintf(tw, "%s\t%s %d\n", label, hc.Host, hc.Queued)
 	}

@@ -79,7 +79,7 @@ func TestCtl(t *testing.T) {
 	// Global flags may come before the command too.
 	code, out, errOut = ctl(append(flags, "status", "--json")...)
 	var st api.Status
-	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || st.Queued != 1 || st.TargetsTotal != 1 ||
+	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || st.Queued != 1 || st.TargetsTotal != 1 || st.TopHostsAt == nil ||
 		st.Targets[0] != (frontier.TargetCount{Source: "tid:9", Queued: 1}) {
 		t.Fatalf("status --json: %d %v\n%s%s", code, err, out, errOut)
 	}
@@ -179,5 +179,36 @@ func TestCtlHelp(t *testing.T) {
 		if code, out, errOut := runCLI(t, args...); code != 0 || !strings.Contains(out+errOut, "-api") && !strings.Contains(out+errOut, "usage") {
 			t.Errorf("%v: exit %d\n%s%s", args, code, out, errOut)
 		}
+	}
+}
+
+// The top hosts are printed with how long before the status they were
+// read, or as being read.
+func TestPrintStatusTopHosts(t *testing.T) {
+	at := time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC)
+	ago := func(d time.Duration) *time.Time { t := at.Add(-d); return &t }
+	hosts := []api.HostCount{{Host: "a.example", Queued: 9}, {Host: "b.example", Queued: 2}}
+	tests := []struct {
+		name  string
+		top   []api.HostCount
+		topAt *time.Time
+		want  []string
+	}{
+		{"just read", hosts, ago(300 * time.Millisecond), []string{"top hosts  a.example 9\n", "           b.example 2\n"}},
+		{"read before", hosts, ago(42 * time.Second), []string{"top hosts (42s before)  a.example 9\n"}},
+		{"being read", nil, nil, []string{"top hosts  being read (a scan of every host)\n"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := printStatus(&b, &api.Status{Crawl: "fc", At: at, TopHosts: tc.top, TopHostsAt: tc.topAt}); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("no %q in\n%s", w, b.String())
+				}
+			}
+		})
 	}
 }

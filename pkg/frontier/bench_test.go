@@ -312,3 +312,59 @@ func mustEqualB(b *testing.B, got, want int64) {
 		b.Fatalf("got %d, want %d", got, want)
 	}
 }
+
+// BenchmarkQueuedByHostName reads the queued URIs of every host: the
+// whole map (the hosts report's #remaining) and the top 20 host names
+// (the admin API's status), over FRONTIER_BENCH_STATUS_HOSTS hosts with
+// one URI queued each (default 10,000; a domain crawl has millions).
+func BenchmarkQueuedByHostName(b *testing.B) {
+	hosts := 10_000
+	if v := os.Getenv("FRONTIER_BENCH_STATUS_HOSTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("FRONTIER_BENCH_STATUS_HOSTS=%q: want a positive number", v)
+		}
+		hosts = n
+	}
+	rdb := openBench(b, backends()[0])
+	f, err := New(rdb, "bench", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	batch := make([]Candidate, 0, 1000)
+	for i := range hosts {
+		c := cand("x", "/", "L", false)
+		c.Launch.URL = fmt.Sprintf("http://host-%07d.example/", i)
+		batch = append(batch, c)
+		if len(batch) == cap(batch) || i == hosts-1 {
+			if _, err := f.Admit(context.Background(), batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	report := func(b *testing.B) {
+		b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/read")
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(hosts), "ns/host")
+	}
+	b.Run("all", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			m, err := f.QueuedByHostName(context.Background())
+			if err != nil || len(m) != hosts {
+				b.Fatalf("%d hosts read, %v; want %d", len(m), err, hosts)
+			}
+		}
+		report(b)
+	})
+	b.Run("top20", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			top, err := f.TopQueuedHostNames(context.Background(), 20)
+			if err != nil || len(top) != min(20, hosts) {
+				b.Fatalf("%d top hosts, %v", len(top), err)
+			}
+		}
+		report(b)
+	})
+}

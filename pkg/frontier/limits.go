@@ -108,37 +108,3 @@ func (f *Frontier) retryStats(ctx context.Context, now int64) (hosts, uris int64
 func (s Stats) OnlyRetriesLeft() bool {
 	return s.InFlight == 0 && s.Queued > 0 && s.RetryURIs >= s.Queued
 }
-
-// QueuedByHostName sums the URIs queued per host name over all its ports
-// (the frontier's queues are per host:port): what Heritrix's hosts report
-// calls #remaining, whose rows are host names.
-func (f *Frontier) QueuedByHostName(ctx context.Context) (map[string]int64, error) {
-	out := map[string]int64{}
-	for _, p := range f.prefixes {
-		var hosts []string
-		err := scanKeys(ctx, f.rdb, p+"h:*", func(key string) error {
-			hosts = append(hosts, key[len(p)+2:])
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("frontier %s queued by host: %w", f.name, err)
-		}
-		pipe := f.rdb.Pipeline()
-		cmds := make([]*redis.SliceCmd, len(hosts))
-		for i, h := range hosts {
-			cmds[i] = pipe.HMGet(ctx, p+"h:"+h, "n", "hp") // queued, held ones too
-		}
-		if len(hosts) > 0 {
-			if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-				return nil, fmt.Errorf("frontier %s queued by host: %w", f.name, err)
-			}
-		}
-		for i, h := range hosts {
-			v := cmds[i].Val()
-			if n := toInt(v[0]) + toInt(v[1]); n > 0 {
-				out[hostnameOf(h)] += n
-			}
-		}
-	}
-	return out, nil
-}

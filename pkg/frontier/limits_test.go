@@ -2,6 +2,7 @@ package frontier
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -133,5 +134,13 @@ func TestQueuedByHostName(t *testing.T) {
 		mustEqual(t, "a.test", got["a.test"], 3)
 		mustEqual(t, "b.test", got["b.test"], 1)
 		mustEqual(t, "hosts", len(got), 2)
+		// The top host names sum their ports the same way.
+		for n, want := range map[int]string{0: "[]", 1: "[{a.test 3}]", 5: "[{a.test 3} {b.test 1}]"} {
+			top, err := f.TopQueuedHostNames(context.Background(), n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustEqual(t, fmt.Sprintf("top %d host names", n), fmt.Sprint(top), want)
+		}
 	})
 }

@@ -76,10 +76,7 @@ func TestCollectorTopHosts(t *testing.T) {
 			admit(t, f, cs...)
 		}
 		// The scan that found the frontier empty does not hold back the
-		// next once URIs are queued (beyond topHostsRetry).
-		c.top.mu.Lock()
-		c.top.last = time.Time{}
-		c.top.mu.Unlock()
+		// next once URIs are queued.
 		series := func() map[string]float64 { return collectTop(t, c) }
 		got := series()
 		if len(got) != topHosts || got["h12"] != 12 || got["h03"] != 3 || got["h02"] != 0 {
@@ -94,9 +91,7 @@ func TestCollectorTopHosts(t *testing.T) {
 		if got := series(); got["z"] != 0 {
 			t.Errorf("z exported before the next scan was due: %v", got)
 		}
-		c.top.mu.Lock()
-		c.top.next = time.Time{} // the scan is due
-		c.top.mu.Unlock()
+		c.top.c.Expire() // the scan is due
 		got = series()
 		if _, ok := got["h03"]; len(got) != topHosts || got["z"] != 20 || ok {
 			t.Fatalf("top hosts %v: want z and h04..h12", got)

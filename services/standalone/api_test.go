@@ -154,11 +154,16 @@ func TestStandaloneAdminAPI(t *testing.T) {
 		if st.Totals.URIs == 0 || st.Queued == 0 || len(st.TopHosts) == 0 {
 			return fmt.Sprintf("no crawl in progress yet: %s", b)
 		}
-		// The total and the per-host counts are separate reads of a live
-		// frontier: an admission between them can put a host one above
-		// the total. A later status agrees.
-		if st.Queued < st.TopHosts[0].Queued {
-			return fmt.Sprintf("total queued %d below its top host's %d", st.Queued, st.TopHosts[0].Queued)
+		// The top hosts are a list read at TopHostsAt, shared by the
+		// statuses of the next seconds: not comparable with the total,
+		// but recent and in order.
+		if st.TopHostsAt == nil || st.TopHostsAt.After(st.At) || st.At.Sub(*st.TopHostsAt) > 10*time.Second {
+			return fmt.Sprintf("top hosts read at %v for a status at %v", st.TopHostsAt, st.At)
+		}
+		for i, h := range st.TopHosts {
+			if h.Queued <= 0 || i > 0 && h.Queued > st.TopHosts[i-1].Queued {
+				return fmt.Sprintf("top hosts out of order: %+v", st.TopHosts)
+			}
 		}
 		return ""
 	})

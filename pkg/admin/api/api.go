@@ -16,10 +16,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 
+	"github.com/trawler-crawl/trawler/internal/costcache"
 	"github.com/trawler-crawl/trawler/pkg/control"
 	"github.com/trawler-crawl/trawler/pkg/explain"
 	"github.com/trawler-crawl/trawler/pkg/frontier"
@@ -73,6 +73,15 @@ func Handler(d Deps) http.Handler {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	h := &handler{d: d}
+	if d.Frontier != nil {
+		// A read of the top hosts scans every host's queue: about 7 s at
+		// a million hosts, so one read serves the statuses of the next
+		// ten times as long, and a status waits for a new one 2 s at
+		// most (internal/costcache).
+		h.top = costcache.New(func(ctx context.Context) ([]frontier.HostCount, error) {
+			return d.Frontier.TopQueuedHostNames(ctx, d.TopHosts)
+		}, costcache.Options{})
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/v1/status", h.status)
 	mux.HandleFunc("/api/v1/control", h.control)
@@ -85,7 +94,10 @@ func Handler(d Deps) http.Handler {
 	return mux
 }
 
-type handler struct{ d Deps }
+type handler struct {
+	d   Deps
+	top *costcache.Cache[[]frontier.HostCount]
+}
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
@@ -127,8 +139,13 @@ type Status struct {
 	Hosts  Hosts  `json:"hosts"`
 	Retry  Retry  `json:"retry"`
 	Totals Totals `json:"totals"`
-	// TopHosts are the host names with most URIs queued (all ports).
-	TopHosts []HostCount `json:"top_hosts"`
+	// TopHosts are the host names with most URIs queued (all ports), as
+	// they were at TopHostsAt: the list is read at most every few
+	// seconds (more rarely for a frontier of millions of hosts, whose
+	// read takes a while), and a status does not wait long for a new
+	// one. TopHostsAt is absent while the first read is under way.
+	TopHosts   []HostCount `json:"top_hosts"`
+	TopHostsAt *time.Time  `json:"top_hosts_at,omitempty"`
 	// Targets are the targets (source tags) with most URIs queued (held
 	// ones included) and in flight, counted by the frontier as it queues,
 	// claims and finishes them; TargetsTotal counts them all.
@@ -188,6 +205,10 @@ func (h *handler) status(w http.ResponseWriter, r *http.Request) {
 	if !allow(w, r, http.MethodGet) {
 		return
 	}
+	if h.d.Frontier == nil {
+		writeError(w, http.StatusServiceUnavailable, "no frontier to report on")
+		return
+	}
 	st, err := h.readStatus(r.Context())
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, err.Error())
@@ -206,8 +227,8 @@ func (h *handler) readStatus(ctx context.Context) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	byHost, err := f.QueuedByHostName(ctx)
-	if err != nil {
+	top, topAt, err := h.top.Get(ctx)
+	if err != nil && topAt.IsZero() {
 		return nil, err
 	}
 	targets, err := f.TargetCounts(ctx)
@@ -229,16 +250,13 @@ func (h *handler) readStatus(ctx context.Context) (*Status, error) {
 	for code, n := range t.ByStatus {
 		st.Totals.ByStatus[fmt.Sprint(code)] = n
 	}
-	for host, n := range byHost {
-		if n > 0 {
-			st.TopHosts = append(st.TopHosts, HostCount{host, n})
-		}
+	for _, c := range top {
+		st.TopHosts = append(st.TopHosts, HostCount{c.Host, c.Queued})
 	}
-	sort.Slice(st.TopHosts, func(i, j int) bool {
-		a, b := st.TopHosts[i], st.TopHosts[j]
-		return a.Queued > b.Queued || a.Queued == b.Queued && a.Host < b.Host
-	})
-	st.TopHosts = st.TopHosts[:min(len(st.TopHosts), h.d.TopHosts)]
+	if !topAt.IsZero() {
+		at := topAt.UTC()
+		st.TopHostsAt = &at
+	}
 	l := h.d.Limits
 	st.Limits = Limits{MaxDocumentsDownload: l.MaxDocumentsDownload, MaxBytesDownload: l.MaxBytesDownload,
 		MaxNovelUrls: l.MaxNovelUrls, MaxNovelBytes: l.MaxNovelBytes, MaxTimeSeconds: l.MaxTimeSeconds}

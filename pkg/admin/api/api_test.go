@@ -29,6 +29,7 @@ func TestHandlerInput(t *testing.T) {
 		{"GET", "/api/v1/control/x1", "", 503, "acknowledgements"},
 		{"GET", "/api/v1/control", "", 405, "POST"},
 		{"POST", "/api/v1/status", "", 405, "GET"},
+		{"GET", "/api/v1/status", "", 503, "no frontier"},
 		{"GET", "/api/v1/explain?url=http://a/", "", 503, "not available"},
 		{"GET", "/api/v1/other", "", 404, "no API endpoint"},
 		{"POST", "/api/v1/control", `{"command":"seeds","urls":["http://a.example/"]}`, 202, `"id": "id1"`},
