@@ -29,11 +29,13 @@ import (
 )
 
 const stateUsage = `usage: trawler state backup --out DIR [--standalone DATA | --redis ADDR --kafka BROKERS --cdx URL] [--crawl fc|dc] [--streams npld,bypm]
-       trawler state restore --from DIR --data DIR
+       trawler state restore --from DIR (--data DIR | --redis ADDR[,ADDR...] [--index DIR])
        trawler state rebuild-recent (--index DIR | --warcs PATH,...) [--redis ADDR] [--crawl fc|dc] [--stream npld|bypm]
 backup copies Redis (frontier, recently-crawled DB, launcher ledger) over the
 replication protocol and the CDX index as a Pebble checkpoint, while the crawl
-runs; restore makes a fresh standalone data directory from a backup;
+runs; restore makes a fresh standalone data directory from a backup, or
+loads it into a running, empty Redis or Redis Cluster (any layout) and puts
+the index in the cdxwriter's directory;
 rebuild-recent refills the recently-crawled DB from a CDX index or WARC files.
 See docs/state.md.`
 
@@ -55,31 +57,7 @@ func runState(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return o.run(ctx, c, stdout, stderr)
 	case "restore":
-		from := fs.String("from", "", "the backup directory (required)")
-		data := fs.String("data", "", "the standalone data directory to create; must not exist or be empty (required)")
-		bin := fs.String("redis-server", "", "redis-server binary that converts the snapshot (default: from PATH)")
-		if err := parse(fs, rest); err != nil {
-			return err
-		}
-		if *from == "" || *data == "" {
-			return usageError(stderr, "state restore needs --from and --data")
-		}
-		log, err := newLogger(c.logFormat, c.logLevel, stderr)
-		if err != nil {
-			return err
-		}
-		rep, err := statebackup.Restore(ctx, statebackup.RestoreOptions{From: *from, DataDir: *data, RedisServer: *bin, Logger: log})
-		if err != nil {
-			return err
-		}
-		m := rep.Manifest
-		fmt.Fprintf(stdout, "Restored %s (taken %s) into %s in %s\n", *from, m.Created.Format(time.RFC3339), *data, rep.Took.Round(time.Millisecond))
-		fmt.Fprintf(stdout, "  redis keys:          %d\n  URIs in flight:      %d (queued again: crawled again)\n", rep.Keys, rep.Released)
-		for _, k := range sortedKeys(rep.CDXCounts) {
-			fmt.Fprintf(stdout, "  cdx entries (%s):    %d\n", k, rep.CDXCounts[k])
-		}
-		fmt.Fprintln(stdout, "Start the crawl with `trawler standalone --data "+*data+"` (new ports as you like); Kafka starts empty.")
-		return nil
+		return runRestore(ctx, c, fs, rest, stdout, stderr)
 	default:
 		var o rebuildFlags
 		o.register(fs)
@@ -334,4 +312,65 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// runRestore restores a backup into a new standalone data directory
+// (--data) or into a running Redis (--redis, with the index to --index).
+func runRestore(ctx context.Context, c common, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	var rc redisconn.Config
+	rc.RegisterFlags(fs)
+	from := fs.String("from", "", "the backup directory (required)")
+	data := fs.String("data", "", "the standalone data directory to create; must not exist or be empty")
+	index := fs.String("index", "", "with --redis: the cdxwriter's index directory (<data>/cdx/index) to restore the index into; must not exist or be empty; empty: not restored")
+	bin := fs.String("redis-server", "", "redis-server binary that reads the snapshots (default: from PATH)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	toRedis := false
+	fs.Visit(func(f *flag.Flag) { toRedis = toRedis || f.Name == "redis" || f.Name == "redis-cluster" })
+	switch {
+	case *from == "":
+		return usageError(stderr, "state restore needs --from")
+	case (*data == "") == !toRedis:
+		return usageError(stderr, "state restore needs one of --data (a standalone data directory) and --redis (a running Redis)")
+	case *index != "" && !toRedis:
+		return usageError(stderr, "state restore: --index goes with --redis (with --data the index goes into the data directory)")
+	}
+	log, err := newLogger(c.logFormat, c.logLevel, stderr)
+	if err != nil {
+		return err
+	}
+	var rep *statebackup.RestoreReport
+	into := *data
+	if toRedis {
+		if err := rc.Validate(); err != nil {
+			return err
+		}
+		rdb, err := redisconn.OpenUniversal(ctx, rc, redisconn.WithLogger(log))
+		if err != nil {
+			return err
+		}
+		defer rdb.Close()
+		into = rc.Addr
+		rep, err = statebackup.RestoreTo(ctx, statebackup.RestoreToOptions{From: *from, Redis: rdb, IndexDir: *index,
+			RedisServer: *bin, Logger: log})
+		if err != nil {
+			return err
+		}
+	} else if rep, err = statebackup.Restore(ctx, statebackup.RestoreOptions{From: *from, DataDir: *data,
+		RedisServer: *bin, Logger: log}); err != nil {
+		return err
+	}
+	m := rep.Manifest
+	fmt.Fprintf(stdout, "Restored %s (taken %s) into %s in %s\n", *from, m.Created.Format(time.RFC3339), into, rep.Took.Round(time.Millisecond))
+	fmt.Fprintf(stdout, "  redis keys:          %d\n  URIs in flight:      %d (queued again: crawled again)\n", rep.Keys, rep.Released)
+	for _, k := range sortedKeys(rep.CDXCounts) {
+		fmt.Fprintf(stdout, "  cdx entries (%s):    %d\n", k, rep.CDXCounts[k])
+	}
+	if toRedis {
+		fmt.Fprintln(stdout, "Start the workers and the cdxwriter on this Redis (the cdxwriter on the restored index); Kafka as docs/state.md says.")
+		return nil
+	}
+	fmt.Fprintln(stdout, "Start the crawl with `trawler standalone --data "+*data+"` (new ports as you like); Kafka starts empty.")
+	return nil
 }

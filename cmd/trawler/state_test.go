@@ -89,6 +89,30 @@ func TestStateCommands(t *testing.T) {
 		t.Fatalf("restore over a data directory: %d %s", code, stderr)
 	}
 
+	// Into a running Redis, the index into the cdxwriter's directory.
+	r3, rdb3 := embeddedtest.RedisServer(t, t.TempDir())
+	index := filepath.Join(t.TempDir(), "cdx", "index")
+	code, stdout, stderr = runCLI(t, "state", "restore", "--from", out, "--redis", r3.Addr(), "--index", index, "--log-level", "warn")
+	if code != 0 || !strings.Contains(stdout, "into "+r3.Addr()) || !strings.Contains(stdout, "cdx entries (fc):    20") {
+		t.Fatalf("restore --redis: %d\n%s\n%s", code, stdout, stderr)
+	}
+	if n, _ := rdb3.DBSize(ctx).Result(); n == 0 {
+		t.Fatal("restore --redis wrote no keys")
+	}
+	if code, _, stderr = runCLI(t, "state", "restore", "--from", out, "--redis", r3.Addr()); code != 1 || !strings.Contains(stderr, "not empty") {
+		t.Fatalf("restore into a Redis holding keys: %d %s", code, stderr)
+	}
+	for _, args := range [][]string{
+		{"--from", out},
+		{"--from", out, "--data", t.TempDir(), "--redis", r3.Addr()},
+		{"--from", out, "--data", t.TempDir(), "--index", index},
+		{"--data", t.TempDir()},
+	} {
+		if code, _, stderr := runCLI(t, append([]string{"state", "restore"}, args...)...); code != 2 || !strings.Contains(stderr, "state restore") {
+			t.Errorf("state restore %q: %d %s, want a usage error", args, code, stderr)
+		}
+	}
+
 	// The recently-crawled DB, lost, comes back from the restored index.
 	r2, rdb2 := embeddedtest.RedisServer(t, t.TempDir())
 	code, stdout, stderr = runCLI(t, "state", "rebuild-recent", "--index", filepath.Join(data, "cdx", "index"), "--redis", r2.Addr(), "--log-level", "warn")

@@ -3,32 +3,34 @@ package statebackup
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/trawler-crawl/trawler/pkg/cdxindex"
+	"github.com/trawler-crawl/trawler/pkg/frontier"
 	"github.com/trawler-crawl/trawler/pkg/rdbsync"
 	"github.com/trawler-crawl/trawler/pkg/recentdb"
 )
 
-// startCluster runs three redis-server cluster masters, each owning a
-// third of the slots, and returns a client once the cluster is ok.
-func startCluster(t *testing.T) *redis.ClusterClient {
+// startCluster runs n redis-server cluster masters, each owning an nth
+// of the slots, and returns a client once the cluster is ok.
+func startCluster(t *testing.T, n int) *redis.ClusterClient {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("needs redis-server")
 	}
 	ctx := context.Background()
 	var addrs []string
-	for range 3 {
+	for range n {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -53,7 +55,7 @@ func startCluster(t *testing.T) *redis.ClusterClient {
 				t.Fatalf("redis-server %s did not start", a)
 			}
 		}
-		lo, hi := i*16384/3, (i+1)*16384/3-1
+		lo, hi := i*16384/n, (i+1)*16384/n-1
 		if err := nodes[i].Do(ctx, "CLUSTER", "ADDSLOTSRANGE", lo, hi).Err(); err != nil {
 			t.Fatal(err)
 		}
@@ -66,9 +68,9 @@ func startCluster(t *testing.T) *redis.ClusterClient {
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) { // polling the cluster state
 		ok := true
-		for _, n := range nodes {
-			info, _ := n.ClusterInfo(ctx).Result()
-			ok = ok && strings.Contains(info, "cluster_state:ok") && strings.Contains(info, "cluster_known_nodes:3")
+		for _, node := range nodes {
+			info, _ := node.ClusterInfo(ctx).Result()
+			ok = ok && strings.Contains(info, "cluster_state:ok") && strings.Contains(info, fmt.Sprintf("cluster_known_nodes:%d", n))
 		}
 		if ok {
 			break
@@ -87,28 +89,12 @@ func startCluster(t *testing.T) *redis.ClusterClient {
 // with the reason.
 func TestBackupClusterOneRDBPerMaster(t *testing.T) {
 	ctx := context.Background()
-	cc := startCluster(t)
-	db, err := recentdb.New(cc, recentdb.Options{Crawl: "fc", Stream: "npld"})
+	cc := startCluster(t, 3)
+	putRecent(t, cc, 300)
+	want, err := keyCount(ctx, cc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ups []recentdb.Update
-	for i := range 300 {
-		ups = append(ups, recentdb.Update{URL: fmt.Sprintf("http://example.org/%d", i),
-			Capture: &recentdb.Capture{Time: time.Now().UTC().Truncate(time.Millisecond), Status: 200, Length: -1}})
-	}
-	if err := db.Put(ctx, ups); err != nil {
-		t.Fatal(err)
-	}
-	var total atomic.Int64 // ForEachMaster runs the function on every master at once
-	if err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
-		n, err := c.DBSize(ctx).Result()
-		total.Add(n)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	want := total.Load()
 	masters, err := Masters(ctx, cc)
 	if err != nil || len(masters) != 3 {
 		t.Fatalf("masters %v, %v", masters, err)
@@ -170,5 +156,101 @@ func countKeys(t *testing.T, rdb []byte) int64 {
 		if time.Now().After(deadline) {
 			t.Fatal("redis-server did not load the snapshot")
 		}
+	}
+}
+
+// A Redis Cluster's backup restores into a running cluster of another
+// layout (two masters for three): every key lands on the master that
+// owns its slot there, with its time to live; the backup's pause is
+// undone and the URIs in flight at the snapshot are queued again; the
+// index goes to the cdxwriter's directory; and a target that holds keys
+// is refused.
+func TestRestoreClusterIntoAnotherLayout(t *testing.T) {
+	ctx := context.Background()
+	src := startCluster(t, 3)
+	f, err := frontier.New(src, "fc-npld", frontier.Options{Shards: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.RecordLayout(ctx); err != nil {
+		t.Fatal(err)
+	}
+	queueURIs(t, f, 60, 4)
+	putRecent(t, src, 300)
+	if err := src.Set(ctx, "trawler:test:expiring", "v", time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	want, err := keyCount(ctx, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cdxURL := serveIndex(t, 250)
+	masters, err := Masters(ctx, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := BackupOptions{Out: filepath.Join(t.TempDir(), "b"), Redis: src, Frontiers: []*frontier.Frontier{f},
+		DrainTimeout: 300 * time.Millisecond, CDXURL: cdxURL, CDXToken: testToken, Version: "test"}
+	for _, a := range masters {
+		o.Masters = append(o.Masters, rdbsync.Options{Addr: a})
+	}
+	if _, err := Backup(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+
+	dst := startCluster(t, 2)
+	indexDir := filepath.Join(t.TempDir(), "cdx", "index")
+	rep, err := RestoreTo(ctx, RestoreToOptions{From: o.Out, Redis: dst, IndexDir: indexDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The snapshots also hold the backup's pause of the frontier: a mark
+	// per shard, which the restore removes.
+	if rep.Keys != want+3 || rep.Released != 4 || rep.CDXCounts["fc"] != 250 {
+		t.Fatalf("report: %d keys (want %d and 3 pause marks), %d released (want 4), index %v", rep.Keys, want, rep.Released, rep.CDXCounts)
+	}
+	shards, err := frontier.RecordedShards(ctx, dst, "fc-npld")
+	if err != nil || shards != 3 {
+		t.Fatalf("recorded shards %d, %v", shards, err)
+	}
+	fd, err := frontier.New(dst, "fc-npld", frontier.Options{Shards: shards})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := fd.Stats(ctx); err != nil || st.Paused || st.InFlight != 0 || st.Queued != 60 {
+		t.Fatalf("restored frontier %+v, %v: want 60 queued, none in flight, not paused", st, err)
+	}
+	// The restored frontier is crawled as the old one was.
+	if cl, _, err := fd.Claim(ctx, 60, time.Minute); err != nil || len(cl) == 0 {
+		t.Fatalf("claim from the restored frontier: %d, %v", len(cl), err)
+	}
+	dbd, err := recentdb.New(dst, recentdb.Options{Crawl: "fc", Stream: "npld"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := dbd.Lookup(ctx, []string{"http://example.org/0", "http://example.org/299"})
+	if err != nil || !got[0].Found() || !got[1].Found() {
+		t.Fatalf("recently-crawled DB after the restore: %+v, %v", got, err)
+	}
+	if ttl, err := dst.PTTL(ctx, "trawler:test:expiring").Result(); err != nil || ttl <= 0 || ttl > time.Hour {
+		t.Fatalf("time to live after the restore: %v, %v", ttl, err)
+	}
+	ix, err := cdxindex.Open(indexDir, cdxindex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := ix.Count("fc")
+	_ = ix.Close()
+	if n != 250 {
+		t.Fatalf("restored index: %d entries", n)
+	}
+	if _, err := os.Stat(indexDir + ".restoring"); !os.IsNotExist(err) {
+		t.Fatalf("staging directory left: %v", err)
+	}
+
+	// Again: the target holds keys now.
+	_, err = RestoreTo(ctx, RestoreToOptions{From: o.Out, Redis: dst})
+	if !errors.Is(err, ErrNotEmpty) {
+		t.Fatalf("restore into a cluster holding keys: %v", err)
 	}
 }

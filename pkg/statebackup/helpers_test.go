@@ -19,6 +19,7 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/messages"
 	"github.com/trawler-crawl/trawler/pkg/profile"
 	"github.com/trawler-crawl/trawler/pkg/rdbsync"
+	"github.com/trawler-crawl/trawler/pkg/recentdb"
 )
 
 // testToken guards the test index's POSTs, as the admin token does.
@@ -43,46 +44,81 @@ func startRedisServer(t *testing.T, dir string) (*embedded.Redis, *redis.Client)
 
 func newCrawlEnv(t *testing.T, queued, leased int) *crawlEnv {
 	t.Helper()
-	ctx := context.Background()
 	r, rdb := startRedisServer(t, t.TempDir())
 	f, err := frontier.New(rdb, "fc-npld", frontier.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	queueURIs(t, f, queued, leased)
+	ix, cdxURL := serveIndex(t, 500)
+	_, kc := embeddedtest.Kafka(t, 2)
+	return &crawlEnv{redisAddr: r.Addr(), rdb: rdb, f: f, ix: ix, cdxURL: cdxURL, adm: kadm.NewClient(kc)}
+}
+
+// queueURIs admits n seeds over 7 hosts and leases leased of them for an
+// hour (in flight at a backup).
+func queueURIs(t *testing.T, f *frontier.Frontier, n, leased int) {
+	t.Helper()
+	ctx := context.Background()
 	pol := frontier.PolicyOf(profile.Default())
 	pol.Politeness = profile.Politeness{}
 	var cs []frontier.Candidate
-	for i := range queued {
+	for i := range n {
 		host := fmt.Sprintf("h%d.example", i%7)
 		cs = append(cs, frontier.Candidate{Policy: pol, Launch: messages.Launch{
 			URL: fmt.Sprintf("http://%s/p%d", host, i), IsSeed: true,
 			ParentURLMetadata: messages.ParentMetadata{HeritableData: messages.HeritableData{Source: "tid:1:http://" + host + "/"}}}})
 	}
-	if _, err := f.Admit(ctx, cs); err != nil {
-		t.Fatal(err)
+	if n > 0 {
+		if _, err := f.Admit(ctx, cs); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if leased > 0 {
 		if cl, _, err := f.Claim(ctx, leased, time.Hour); err != nil || len(cl) != leased {
 			t.Fatalf("claim %d: %d, %v", leased, len(cl), err)
 		}
 	}
+}
+
+// putRecent records n captures (http://example.org/<i>) in the
+// recently-crawled DB of fc-npld.
+func putRecent(t *testing.T, rdb redis.UniversalClient, n int) {
+	t.Helper()
+	db, err := recentdb.New(rdb, recentdb.Options{Crawl: "fc", Stream: "npld"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ups []recentdb.Update
+	for i := range n {
+		ups = append(ups, recentdb.Update{URL: fmt.Sprintf("http://example.org/%d", i),
+			Capture: &recentdb.Capture{Time: time.Now().UTC().Truncate(time.Millisecond), Status: 200, Length: -1}})
+	}
+	if err := db.Put(context.Background(), ups); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// serveIndex is a Pebble index of n captures in collection fc, served
+// over HTTP behind testToken.
+func serveIndex(t *testing.T, n int) (*cdxindex.Index, string) {
+	t.Helper()
 	ix, err := cdxindex.Open(filepath.Join(t.TempDir(), "index"), cdxindex.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ix.Close() })
 	var lines []cdx.Line
-	for i := range 500 {
+	for i := range n {
 		lines = append(lines, cdx.Line{Original: fmt.Sprintf("http://h%d.example/done%d", i%7, i), Timestamp: "20261125101010",
 			Mimetype: "text/html", Status: "200", Digest: "AAAABBBBCCCCDDDDEEEEFFFFGGGGHHHH", Length: 100, Offset: int64(i) * 100, Filename: "a.warc.gz"})
 	}
-	if err := ix.Put(ctx, "fc", lines); err != nil {
+	if err := ix.Put(context.Background(), "fc", lines); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(ix.Handler(cdxindex.HandlerOptions{WriteToken: testToken}))
 	t.Cleanup(srv.Close)
-	_, kc := embeddedtest.Kafka(t, 2)
-	return &crawlEnv{redisAddr: r.Addr(), rdb: rdb, f: f, ix: ix, cdxURL: srv.URL, adm: kadm.NewClient(kc)}
+	return ix, srv.URL
 }
 
 // options are backup options for the environment.

@@ -27,72 +27,17 @@ import (
 // and dump.rdb is removed. Loading is also the deepest check of the
 // snapshot: a server that cannot read it says why.
 func loadRedis(ctx context.Context, binary, dir string, m *Manifest) (keys, released int64, err error) {
-	if binary == "" {
-		binary = "redis-server"
-	}
-	path, err := exec.LookPath(binary)
-	if err != nil {
-		return 0, 0, fmt.Errorf("redis-server binary %q: %w", binary, err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := startPrivate(ctx, binary, dir)
 	if err != nil {
 		return 0, 0, err
 	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	_, port, _ := net.SplitHostPort(addr)
-	cmd := exec.Command(path, "--bind", "127.0.0.1", "--port", port, "--dir", ".", "--dbfilename", "dump.rdb",
-		"--appendonly", "no", "--save", "", "--daemonize", "no", "--logfile", "restore.log",
-		"--hash-max-listpack-entries", "128")
-	cmd.Dir = dir
-	if err := cmd.Start(); err != nil {
-		return 0, 0, fmt.Errorf("run %s: %w", path, err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	}()
-	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
-	defer func() { _ = rdb.Close() }()
-	if err := waitLoaded(ctx, rdb, exited, dir); err != nil {
-		return 0, 0, err
-	}
+	defer srv.stop()
+	rdb := srv.rdb
 	if keys, err = rdb.DBSize(ctx).Result(); err != nil {
 		return 0, 0, err
 	}
-	open := func(name string) (*frontier.Frontier, error) {
-		shards, err := frontier.RecordedShards(ctx, rdb, name)
-		if err != nil {
-			return nil, err
-		}
-		return frontier.New(rdb, name, frontier.Options{Shards: shards})
-	}
-	for _, name := range m.Paused {
-		f, err := open(name)
-		if err != nil {
-			return 0, 0, err
-		}
-		if err := f.Resume(ctx); err != nil {
-			return 0, 0, err
-		}
-	}
-	for _, name := range m.Frontiers {
-		f, err := open(name)
-		if err != nil {
-			return 0, 0, err
-		}
-		n, err := f.ReleaseAll(ctx)
-		if err != nil {
-			return 0, 0, err
-		}
-		released += int64(n)
+	if released, err = settleFrontiers(ctx, rdb, m); err != nil {
+		return 0, 0, err
 	}
 	if err := rdb.ConfigSet(ctx, "appendonly", "yes").Err(); err != nil {
 		return 0, 0, fmt.Errorf("switch AOF on: %w", err)
@@ -103,8 +48,8 @@ func loadRedis(ctx context.Context, binary, dir string, m *Manifest) (keys, rele
 	// SHUTDOWN with AOF on fsyncs it; the server then exits.
 	_ = rdb.Shutdown(ctx).Err()
 	select {
-	case <-exited:
-		exited <- nil // for the deferred stop
+	case <-srv.exited:
+		srv.exited <- nil // for the deferred stop
 	case <-time.After(30 * time.Second):
 		return 0, 0, errors.New("redis-server did not stop after SHUTDOWN")
 	}
@@ -115,6 +60,92 @@ func loadRedis(ctx context.Context, binary, dir string, m *Manifest) (keys, rele
 		_ = os.Remove(filepath.Join(dir, f))
 	}
 	return keys, released, nil
+}
+
+// privateServer is a redis-server of the restore's own, on a loopback
+// port, serving dir/dump.rdb with AOF off.
+type privateServer struct {
+	rdb    *redis.Client
+	exited chan error
+	stop   func()
+}
+
+// startPrivate starts a private server on dir/dump.rdb and waits until it
+// has loaded it: the deepest check of a snapshot, as a server that cannot
+// read it says why.
+func startPrivate(ctx context.Context, binary, dir string) (*privateServer, error) {
+	if binary == "" {
+		binary = "redis-server"
+	}
+	path, err := exec.LookPath(binary)
+	if err != nil {
+		return nil, fmt.Errorf("redis-server binary %q: %w", binary, err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command(path, "--bind", "127.0.0.1", "--port", port, "--dir", ".", "--dbfilename", "dump.rdb",
+		"--appendonly", "no", "--save", "", "--daemonize", "no", "--logfile", "restore.log",
+		"--hash-max-listpack-entries", "128")
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("run %s: %w", path, err)
+	}
+	s := &privateServer{exited: make(chan error, 1), rdb: redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})}
+	go func() { s.exited <- cmd.Wait() }()
+	s.stop = func() {
+		_ = s.rdb.Close()
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.exited:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-s.exited
+		}
+	}
+	if err := waitLoaded(ctx, s.rdb, s.exited, dir); err != nil {
+		s.stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// settleFrontiers undoes the backup's own pause of the frontiers it
+// paused and returns the URIs leased at the snapshot to their queues
+// (uncharged: they are crawled again); it returns how many.
+func settleFrontiers(ctx context.Context, rdb redis.UniversalClient, m *Manifest) (released int64, err error) {
+	open := func(name string) (*frontier.Frontier, error) {
+		shards, err := frontier.RecordedShards(ctx, rdb, name)
+		if err != nil {
+			return nil, err
+		}
+		return frontier.New(rdb, name, frontier.Options{Shards: shards})
+	}
+	for _, name := range m.Paused {
+		f, err := open(name)
+		if err != nil {
+			return 0, err
+		}
+		if err := f.Resume(ctx); err != nil {
+			return 0, err
+		}
+	}
+	for _, name := range m.Frontiers {
+		f, err := open(name)
+		if err != nil {
+			return 0, err
+		}
+		n, err := f.ReleaseAll(ctx)
+		if err != nil {
+			return 0, err
+		}
+		released += int64(n)
+	}
+	return released, nil
 }
 
 // waitLoaded waits until the server answers after loading the snapshot.

@@ -70,7 +70,7 @@ func Restore(ctx context.Context, o RestoreOptions) (*RestoreReport, error) {
 		return nil, fmt.Errorf("restore from %s: %w", o.From, err)
 	}
 	if len(m.Redis) != 1 {
-		return nil, fmt.Errorf("restore: the backup holds %d Redis masters (a Redis Cluster); a standalone data directory takes one: restore each master's RDB on its node (docs/state.md)", len(m.Redis))
+		return nil, fmt.Errorf("restore: the backup holds %d Redis masters (a Redis Cluster); a standalone data directory takes one: restore it into a running Redis Cluster instead (--redis, RestoreTo; docs/state.md)", len(m.Redis))
 	}
 	if err := checkEmpty(o.DataDir); err != nil {
 		return nil, err
@@ -156,11 +156,39 @@ func checkRDB(path string) error {
 	return nil
 }
 
-// restoreIndex copies the checkpoint to the cdxwriter's index directory and
-// opens it, checking the entry counts against the manifest.
+// restoreIndex copies the checkpoint to the index directory of the data
+// directory being staged.
 func restoreIndex(from, stage string, m *Manifest) (map[string]int64, error) {
+	return copyIndex(from, filepath.Join(stage, filepath.FromSlash(cdxDir)), m)
+}
+
+// restoreIndexTo copies the checkpoint to dir (empty or missing), through
+// dir.restoring, renamed to dir only when the copy checked out.
+func restoreIndexTo(from, dir string, m *Manifest) (map[string]int64, error) {
+	stage := filepath.Clean(dir) + ".restoring"
+	if err := os.RemoveAll(stage); err != nil {
+		return nil, fmt.Errorf("restore: remove the unfinished %s: %w", stage, err)
+	}
+	counts, err := copyIndex(from, stage, m)
+	if err == nil {
+		if err = os.Remove(dir); errors.Is(err, os.ErrNotExist) {
+			err = nil
+		}
+	}
+	if err == nil {
+		err = os.Rename(stage, dir)
+	}
+	if err != nil {
+		_ = os.RemoveAll(stage)
+		return nil, fmt.Errorf("restore the index into %s: %w", dir, err)
+	}
+	return counts, nil
+}
+
+// copyIndex copies the checkpoint to dst and opens it, checking the entry
+// counts against the manifest.
+func copyIndex(from, dst string, m *Manifest) (map[string]int64, error) {
 	src := filepath.Join(from, filepath.FromSlash(m.CDX.Dir))
-	dst := filepath.Join(stage, filepath.FromSlash(cdxDir))
 	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err

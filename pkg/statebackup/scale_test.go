@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
 	"github.com/trawler-crawl/trawler/pkg/frontier"
 	"github.com/trawler-crawl/trawler/pkg/messages"
 	"github.com/trawler-crawl/trawler/pkg/profile"
@@ -19,6 +20,9 @@ import (
 // docs/state.md's figures:
 //
 //	STATEBACKUP_SCALE_URIS=1000000 go test -run TestBackupScale -v ./pkg/statebackup/
+//
+// It restores the backup both ways: into a data directory (Restore) and
+// into a running server (RestoreTo).
 func TestBackupScale(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("STATEBACKUP_SCALE_URIS"))
 	if n <= 0 {
@@ -57,4 +61,12 @@ func TestBackupScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("restore: %d keys in %s", rep.Keys, rep.Took.Round(time.Millisecond))
+	target := embeddedtest.Redis(t)
+	rep, err = RestoreTo(ctx, RestoreToOptions{From: out, Redis: target})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, _ = target.Info(ctx, "memory").Result()
+	t.Logf("restore into a running server: %d keys in %s (%.0f keys/s); used_memory %s", rep.Keys,
+		rep.Took.Round(time.Millisecond), float64(rep.Keys)/rep.Took.Seconds(), infoFields(mem)["used_memory_human"])
 }
