@@ -407,9 +407,9 @@ func printStatus(stdout io.Writer, st *api.Status) error {
 	}
 	topLabel := "top hosts"
 	switch {
-	case st.TopHostsAt == nil:
+	case st.TopHostsAt == nil && len(st.TopHosts) == 0 && st.Queued > 0:
 		fmt.Fprintf(tw, "%s\tbeing read (a scan of every host)\n", topLabel)
-	case st.At.Sub(*st.TopHostsAt) >= time.Second:
+	case st.TopHostsAt != nil && st.At.Sub(*st.TopHostsAt) >= time.Second:
 		topLabel += fmt.Sprintf(" (%s before)", st.At.Sub(*st.TopHostsAt).Round(time.Second))
 	}
 	for i, hc := range st.TopHosts {

@@ -197,11 +197,12 @@ func TestPrintStatusTopHosts(t *testing.T) {
 		{"just read", hosts, ago(300 * time.Millisecond), []string{"top hosts  a.example 9\n", "           b.example 2\n"}},
 		{"read before", hosts, ago(42 * time.Second), []string{"top hosts (42s before)  a.example 9\n"}},
 		{"being read", nil, nil, []string{"top hosts  being read (a scan of every host)\n"}},
+		{"an older server, without the time", hosts, nil, []string{"top hosts  a.example 9\n"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var b strings.Builder
-			if err := printStatus(&b, &api.Status{Crawl: "fc", At: at, TopHosts: tc.top, TopHostsAt: tc.topAt}); err != nil {
+			if err := printStatus(&b, &api.Status{Crawl: "fc", At: at, Queued: 11, TopHosts: tc.top, TopHostsAt: tc.topAt}); err != nil {
 				t.Fatal(err)
 			}
 			for _, w := range tc.want {

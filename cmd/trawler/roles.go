@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -36,6 +37,8 @@ type roleEnv struct {
 // given several addresses or --redis-cluster) and makes its /readyz
 // depend on it.
 func (env *roleEnv) openRedis(ctx context.Context, rc redisconn.Config) (redis.UniversalClient, error) {
+	// Not ready while it waits, which can be minutes (a loading Redis).
+	env.admin.AddReadyCheck("redis", func(context.Context) error { return errWaitingForRedis })
 	rdb, err := redisconn.OpenUniversal(ctx, rc, redisconn.WithLogger(env.log))
 	if err != nil {
 		return nil, err
@@ -43,6 +46,9 @@ func (env *roleEnv) openRedis(ctx context.Context, rc redisconn.Config) (redis.U
 	env.admin.AddReadyCheck("redis", func(ctx context.Context) error { return rdb.Ping(ctx).Err() })
 	return rdb, nil
 }
+
+// errWaitingForRedis is /readyz's answer while a role waits for Redis.
+var errWaitingForRedis = errors.New("waiting for Redis to answer")
 
 func newRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()

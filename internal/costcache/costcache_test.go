@@ -53,7 +53,9 @@ func TestCache(t *testing.T) {
 	var clock atomic.Int64
 	clock.Store(time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC).UnixNano())
 	advance := func(d time.Duration) { clock.Add(int64(d)) }
-	c := New(g.read, Options{Now: func() time.Time { return time.Unix(0, clock.Load()) }})
+	// A long wait, so that no caller gives up on a read the test is about
+	// to release however slow the machine; the slow read below shortens it.
+	c := New(g.read, Options{Wait: time.Minute, Now: func() time.Time { return time.Unix(0, clock.Load()) }})
 	ctx := context.Background()
 	get := func() chan string {
 		out := make(chan string, 1)
@@ -95,10 +97,12 @@ func TestCache(t *testing.T) {
 
 	// Stale: a read that outlasts the wait leaves the last value.
 	advance(200 * time.Millisecond)
+	c.o.Wait = 100 * time.Millisecond // no Get is running
 	began := time.Now()
-	if v, _, err := c.Get(ctx); v != "first" || err != nil || time.Since(began) < 2*time.Second {
+	if v, _, err := c.Get(ctx); v != "first" || err != nil || time.Since(began) < c.o.Wait {
 		t.Fatalf("slow read: %q, %v after %s", v, err, time.Since(began))
 	}
+	c.o.Wait = time.Minute
 	// It goes on; the next caller shares it and gets its value.
 	out := get()
 	g.release <- "second"

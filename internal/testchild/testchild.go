@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"testing"
 )
 
@@ -41,11 +42,25 @@ func Command(env string, spec any) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
+// Child is a started child process. Its Wait may be called any number of
+// times, from any goroutines: the first call waits for the process, the
+// others for that call's result, so a test's own wait (with a timeout, in
+// a goroutine) and its cleanup's do not race.
+type Child struct {
+	*exec.Cmd
+	once sync.Once
+	err  error
+}
+
+// Wait waits for the process to exit and returns its exit error.
+func (c *Child) Wait() error {
+	c.once.Do(func() { c.err = c.Cmd.Wait() })
+	return c.err
+}
+
 // Start starts the child with its stderr to stderr. A child still
-// running when the test ends is killed; one the test waits for itself
-// is left alone (the test must not wait for it from another goroutine
-// meanwhile: use Command for that).
-func Start(t testing.TB, env string, spec any, stderr io.Writer) *exec.Cmd {
+// running when the test ends is killed and waited for.
+func Start(t testing.TB, env string, spec any, stderr io.Writer) *Child {
 	t.Helper()
 	cmd, err := Command(env, spec)
 	if err != nil {
@@ -55,11 +70,10 @@ func Start(t testing.TB, env string, spec any, stderr io.Writer) *exec.Cmd {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start child: %v", err)
 	}
+	c := &Child{Cmd: cmd}
 	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
+		_ = c.Process.Kill() // fails, harmlessly, once it has exited
+		_ = c.Wait()
 	})
-	return cmd
+	return c
 }

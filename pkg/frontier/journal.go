@@ -170,8 +170,10 @@ func (f *Frontier) purgeFinished(ctx context.Context) error {
 	return nil
 }
 
-// scanKeys calls fn for every key matching pattern, on every master of a
-// cluster.
+// scanKeys calls fn for every key matching pattern, from one goroutine.
+// The pattern starts with a frontier shard's prefix, a hash tag, so on a
+// Redis Cluster all its keys are on the master that owns the tag's slot,
+// the one scanned (while a slot migrates, keys already moved are missed).
 func scanKeys(ctx context.Context, rdb redis.UniversalClient, pattern string, fn func(string) error) error {
 	scan := func(ctx context.Context, c redis.Cmdable) error {
 		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
@@ -186,7 +188,11 @@ func scanKeys(ctx context.Context, rdb redis.UniversalClient, pattern string, fn
 		return nil
 	}
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
-		return cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
+		c, err := cc.MasterForKey(ctx, pattern)
+		if err != nil {
+			return fmt.Errorf("scan %s: the master of its slot: %w", pattern, err)
+		}
+		return scan(ctx, c)
 	}
 	return scan(ctx, rdb)
 }

@@ -75,8 +75,6 @@ func TestCollectorTopHosts(t *testing.T) {
 			}
 			admit(t, f, cs...)
 		}
-		// The scan that found the frontier empty does not hold back the
-		// next once URIs are queued.
 		series := func() map[string]float64 { return collectTop(t, c) }
 		got := series()
 		if len(got) != topHosts || got["h12"] != 12 || got["h03"] != 3 || got["h02"] != 0 {
@@ -95,6 +93,27 @@ func TestCollectorTopHosts(t *testing.T) {
 		got = series()
 		if _, ok := got["h03"]; len(got) != topHosts || got["z"] != 20 || ok {
 			t.Fatalf("top hosts %v: want z and h04..h12", got)
+		}
+		// Once nothing is queued (all in flight) there is no top; URIs
+		// queued after that are read at the next scrape, not after the
+		// last list's time is up.
+		ctx := context.Background()
+		if _, err := f.TakeQueued(ctx, Selector{}, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := f.Stats(ctx); err != nil || st.Queued != 0 {
+			t.Fatalf("after taking every queued URI: %+v, %v", st, err)
+		}
+		if got := series(); len(got) != 0 {
+			t.Fatalf("top hosts with nothing queued: %v", got)
+		}
+		cs = nil
+		for j := range 30 {
+			cs = append(cs, cand("y", fmt.Sprintf("/%d", j), "L", false))
+		}
+		admit(t, f, cs...)
+		if got := series(); len(got) != 1 || got["y"] != 30 {
+			t.Fatalf("top hosts after new URIs: %v, want y alone", got)
 		}
 	})
 }

@@ -89,12 +89,33 @@ func TestOpenUniversalWaitsForClusterState(t *testing.T) {
 	} else if !strings.Contains(err.Error(), "cluster_state:fail") {
 		t.Fatalf("OpenUniversal = %v, want the cluster state in the error", err)
 	}
+	// Without a deadline, a node that answers but whose cluster does not
+	// serve is alive (a master of it may be loading its data): the wait
+	// outlasts the stall bound and ends when the cluster serves.
+	type opened struct {
+		c   redis.UniversalClient
+		err error
+	}
+	done := make(chan opened, 1)
+	const stall = 200 * time.Millisecond
+	go func() {
+		c, err := OpenUniversal(ctx, cfg, withStall(stall))
+		done <- opened{c, err}
+	}()
+	for began := time.Now(); time.Since(began) < 5*stall; time.Sleep(10 * time.Millisecond) { // letting the stall bound pass
+		select {
+		case o := <-done:
+			t.Fatalf("OpenUniversal returned while the cluster did not serve: %v", o.err)
+		default:
+		}
+	}
 	admin := redis.NewClient(&redis.Options{Addr: addr})
 	defer func() { _ = admin.Close() }()
 	if err := admin.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", "0", "16383").Err(); err != nil {
 		t.Fatal(err)
 	}
-	c, err := OpenUniversal(ctx, cfg)
+	o := <-done
+	c, err := o.c, o.err
 	if err != nil {
 		t.Fatal(err)
 	}

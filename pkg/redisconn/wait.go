@@ -2,6 +2,7 @@ package redisconn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -23,16 +24,19 @@ const LoadingLogInterval = 10 * time.Second
 // withStall sets how long a wait may go without a sign of life (tests).
 func withStall(d time.Duration) OpenOption { return func(w *waiting) { w.stall = d } }
 
-// waiting is one Open's wait for its servers.
+// waiting is one Open's wait for its servers (every node of a cluster).
 type waiting struct {
-	// stall is how long the wait may go without a sign of life; zero
-	// leaves the bound to the context's deadline.
+	// stall is how long the wait may go without a sign of life from any
+	// of its servers; zero leaves the bound to the context's deadline.
 	stall time.Duration
 	log   *slog.Logger
+	// alive is the last sign of life: the start, a LOADING answer, or a
+	// cluster node's answer that its cluster is not serving yet.
+	alive time.Time
 }
 
 func newWaiting(ctx context.Context, opts []OpenOption) *waiting {
-	w := &waiting{}
+	w := &waiting{alive: time.Now()}
 	if _, ok := ctx.Deadline(); !ok {
 		w.stall = DefaultOpenTimeout
 	}
@@ -43,14 +47,16 @@ func newWaiting(ctx context.Context, opts []OpenOption) *waiting {
 }
 
 // ready retries probe with a doubling backoff (capped at one second)
-// until it succeeds, fails permanently, ctx ends, or the server has shown
-// no sign of life for the stall time: a LOADING answer is one, so a
+// until it succeeds, fails permanently, ctx ends, or the servers have
+// shown no sign of life for the stall time. A LOADING answer is one, so a
 // server replaying a large append-only file is waited for however long
-// that takes. check, when not nil, is a further test of the answering
-// server.
+// that takes; so is a cluster node's answer that its cluster is not
+// serving (a master that is loading makes the others report
+// cluster_state:fail). Long waits are logged every LoadingLogInterval.
+// check, when not nil, is a further test of the answering server.
 func (w *waiting) ready(ctx context.Context, opts redis.Options, check func(context.Context, *redis.Client) error) error {
 	delay := 50 * time.Millisecond
-	alive, logged := time.Now(), time.Time{}
+	var logged time.Time
 	for attempt := 1; ; attempt++ {
 		err := probe(ctx, opts, check)
 		if err == nil {
@@ -59,13 +65,19 @@ func (w *waiting) ready(ctx context.Context, opts redis.Options, check func(cont
 		if permanent(err) {
 			return fmt.Errorf("ping: %w", err)
 		}
-		if redis.HasErrorPrefix(err, "LOADING") {
-			alive = time.Now()
+		var forming errClusterForming
+		loading := redis.HasErrorPrefix(err, "LOADING")
+		if loading || errors.As(err, &forming) {
+			w.alive = time.Now()
 			if w.log != nil && time.Since(logged) >= LoadingLogInterval {
-				w.log.Info("waiting for redis to load its data", "addr", opts.Addr, "progress", loadingProgress(ctx, opts))
-				logged = alive
+				if loading {
+					w.log.Info("waiting for redis to load its data", "addr", opts.Addr, "progress", loadingProgress(ctx, opts))
+				} else {
+					w.log.Info("waiting for the redis cluster to serve", "addr", opts.Addr, "state", forming.state)
+				}
+				logged = w.alive
 			}
-		} else if w.stall > 0 && time.Since(alive) > w.stall {
+		} else if w.stall > 0 && time.Since(w.alive) > w.stall {
 			return fmt.Errorf("not answering after %d attempts in %s (last error: %w)", attempt, w.stall, err)
 		}
 		t := time.NewTimer(delay)

@@ -33,6 +33,13 @@ func loadRedis(ctx context.Context, binary, dir string, m *Manifest) (keys, rele
 	}
 	defer srv.stop()
 	rdb := srv.rdb
+	// The standalone's embedded server keeps the crawl in database 0.
+	if src, err := snapshotDB(ctx, rdb); err != nil {
+		return 0, 0, err
+	} else if src != rdb {
+		_ = src.Close()
+		return 0, 0, fmt.Errorf("the snapshot's keys are in database %d, a standalone's in 0: restore it into a running server with --redis and --redis-db", src.Options().DB)
+	}
 	if keys, err = rdb.DBSize(ctx).Result(); err != nil {
 		return 0, 0, err
 	}
@@ -148,14 +155,20 @@ func settleFrontiers(ctx context.Context, rdb redis.UniversalClient, m *Manifest
 	return released, nil
 }
 
-// waitLoaded waits until the server answers after loading the snapshot.
+// waitLoaded waits until the server answers after loading the snapshot:
+// however long it answers LOADING (a snapshot of tens of GB takes
+// minutes), but not two minutes without any answer.
 func waitLoaded(ctx context.Context, rdb *redis.Client, exited chan error, dir string) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-	defer cancel()
+	alive := time.Now()
 	var last error
 	for {
 		if last = rdb.Ping(ctx).Err(); last == nil {
 			return nil
+		}
+		if redis.HasErrorPrefix(last, "LOADING") {
+			alive = time.Now()
+		} else if time.Since(alive) > 2*time.Minute {
+			return fmt.Errorf("redis-server did not load the snapshot: no answer for 2 minutes (last: %v): %s", last, logTail(dir))
 		}
 		select {
 		case err := <-exited:

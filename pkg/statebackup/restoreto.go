@@ -7,6 +7,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -78,19 +82,35 @@ func RestoreTo(ctx context.Context, o RestoreToOptions) (*RestoreReport, error) 
 			return nil, err
 		}
 	}
+	targetVersion, err := oldestVersion(ctx, o.Redis)
+	if err != nil {
+		return nil, fmt.Errorf("restore: the target's version: %w", err)
+	}
+	expiredBefore, err := expiredKeys(ctx, o.Redis)
+	if err != nil {
+		return nil, fmt.Errorf("restore: the target's expired keys: %w", err)
+	}
 	rep := &RestoreReport{Manifest: m}
 	for _, s := range m.Redis {
 		log.Info("copying a Redis snapshot into the target", "file", s.File, "master", s.Addr)
-		n, err := copySnapshot(ctx, o, filepath.Join(o.From, filepath.FromSlash(s.File)))
+		n, err := copySnapshot(ctx, o, filepath.Join(o.From, filepath.FromSlash(s.File)), targetVersion)
 		if err != nil {
 			return nil, fmt.Errorf("restore %s: %w", s.File, err)
 		}
 		rep.Keys += n
 	}
-	if n, err := keyCount(ctx, o.Redis); err != nil {
-		return nil, fmt.Errorf("restore: count the target's keys: %w", err)
-	} else if n != rep.Keys {
-		return nil, fmt.Errorf("restore: the target holds %d keys after copying the snapshots' %d", n, rep.Keys)
+	// Every key copied is in the target, but for those whose time to live
+	// has run out there since.
+	n, err := keyCount(ctx, o.Redis)
+	if err == nil {
+		var after int64
+		after, err = expiredKeys(ctx, o.Redis)
+		if err == nil && (n > rep.Keys || n+after-expiredBefore < rep.Keys) {
+			err = fmt.Errorf("the target holds %d keys (%d expired meanwhile) after copying the snapshots' %d", n, after-expiredBefore, rep.Keys)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("restore: %w", err)
 	}
 	if rep.Released, err = settleFrontiers(ctx, o.Redis, m); err != nil {
 		return nil, fmt.Errorf("restore: %w", err)
@@ -106,7 +126,7 @@ func RestoreTo(ctx context.Context, o RestoreToOptions) (*RestoreReport, error) 
 
 // copySnapshot copies every key of one RDB into the target and returns
 // how many it copied.
-func copySnapshot(ctx context.Context, o RestoreToOptions, rdbPath string) (int64, error) {
+func copySnapshot(ctx context.Context, o RestoreToOptions, rdbPath string, targetVersion version) (int64, error) {
 	dir, err := os.MkdirTemp("", "trawler-restore-")
 	if err != nil {
 		return 0, err
@@ -120,19 +140,37 @@ func copySnapshot(ctx context.Context, o RestoreToOptions, rdbPath string) (int6
 		return 0, err
 	}
 	defer srv.stop()
-	want, err := srv.rdb.DBSize(ctx).Result()
+	// DUMP's payload is in the format of the server that made it, which an
+	// older server's RESTORE refuses.
+	if v, err := oldestVersion(ctx, srv.rdb); err != nil {
+		return 0, err
+	} else if targetVersion.older(v) {
+		return 0, fmt.Errorf("the local redis-server is %s, newer than the target's %s, whose RESTORE would refuse its DUMP payloads: use a redis-server as old as the target's (--redis-server)", v, targetVersion)
+	}
+	src, err := snapshotDB(ctx, srv.rdb)
 	if err != nil {
 		return 0, err
 	}
-	var copied, expired int64
+	if src != srv.rdb {
+		defer func() { _ = src.Close() }()
+	}
+	expiredBefore, err := expiredKeys(ctx, src)
+	if err != nil {
+		return 0, err
+	}
+	want, err := src.DBSize(ctx).Result()
+	if err != nil {
+		return 0, err
+	}
+	var copied int64
 	page := make([]string, 0, copyPage)
 	flush := func() error {
-		n, gone, err := copyKeys(ctx, srv.rdb, o.Redis, page)
-		copied, expired = copied+n, expired+gone
+		n, err := copyKeys(ctx, src, o.Redis, page)
+		copied += n
 		page = page[:0]
 		return err
 	}
-	iter := srv.rdb.Scan(ctx, 0, "", copyPage).Iterator()
+	iter := src.Scan(ctx, 0, "", copyPage).Iterator()
 	for iter.Next(ctx) {
 		if page = append(page, iter.Val()); len(page) == copyPage {
 			if err := flush(); err != nil {
@@ -146,17 +184,24 @@ func copySnapshot(ctx context.Context, o RestoreToOptions, rdbPath string) (int6
 	if err := flush(); err != nil {
 		return copied, err
 	}
-	if copied+expired != want {
-		return copied, fmt.Errorf("copied %d keys (and %d expired meanwhile) of the snapshot's %d", copied, expired, want)
+	// SCAN returns every key that is there all along: what it missed had
+	// a time to live that ran out meanwhile.
+	expiredAfter, err := expiredKeys(ctx, src)
+	if err != nil {
+		return copied, err
+	}
+	if copied > want || copied+expiredAfter-expiredBefore < want {
+		return copied, fmt.Errorf("copied %d keys (%d expired meanwhile) of the snapshot's %d", copied, expiredAfter-expiredBefore, want)
 	}
 	return copied, nil
 }
 
-// copyKeys moves keys from src to dst with their time to live; it
-// returns how many it copied and how many expired before they could be.
-func copyKeys(ctx context.Context, src *redis.Client, dst redis.UniversalClient, keys []string) (copied, expired int64, err error) {
+// copyKeys moves keys from src to dst with their time to live and
+// returns how many it copied; keys whose time to live ran out since the
+// scan are left out.
+func copyKeys(ctx context.Context, src *redis.Client, dst redis.UniversalClient, keys []string) (int64, error) {
 	if len(keys) == 0 {
-		return 0, 0, nil
+		return 0, nil
 	}
 	pipe := src.Pipeline()
 	dumps := make([]*redis.StringCmd, len(keys))
@@ -165,13 +210,13 @@ func copyKeys(ctx context.Context, src *redis.Client, dst redis.UniversalClient,
 		dumps[i], ttls[i] = pipe.Dump(ctx, k), pipe.PTTL(ctx, k)
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return 0, 0, fmt.Errorf("dump %d keys: %w", len(keys), err)
+		return 0, fmt.Errorf("dump %d keys: %w", len(keys), err)
 	}
 	out := dst.Pipeline()
+	var copied int64
 	for i, k := range keys {
 		ttl := ttls[i].Val()
 		if errors.Is(dumps[i].Err(), redis.Nil) || ttl == -2 { // PTTL's "no such key"
-			expired++ // a key with a time to live, gone since the scan
 			continue
 		}
 		if ttl < 0 {
@@ -181,22 +226,107 @@ func copyKeys(ctx context.Context, src *redis.Client, dst redis.UniversalClient,
 		copied++
 	}
 	if copied == 0 {
-		return 0, expired, nil
+		return 0, nil
 	}
 	if _, err := out.Exec(ctx); err != nil {
-		return 0, expired, fmt.Errorf("restore %d keys: %w", copied, err)
+		return 0, fmt.Errorf("restore %d keys: %w", copied, err)
 	}
-	return copied, expired, nil
+	return copied, nil
+}
+
+// snapshotDB is a client of the database that holds the snapshot's keys:
+// trawler keeps a crawl in one (--redis-db), which the restore copies
+// into the target client's database. A snapshot with keys in several is
+// refused: which would go where?
+func snapshotDB(ctx context.Context, rdb *redis.Client) (*redis.Client, error) {
+	info, err := rdb.Info(ctx, "keyspace").Result()
+	if err != nil {
+		return nil, fmt.Errorf("the snapshot's databases: %w", err)
+	}
+	var dbs []int
+	for name := range infoFields(info) {
+		if n, ok := strings.CutPrefix(name, "db"); ok {
+			if i, err := strconv.Atoi(n); err == nil {
+				dbs = append(dbs, i)
+			}
+		}
+	}
+	switch {
+	case len(dbs) > 1:
+		slices.Sort(dbs)
+		return nil, fmt.Errorf("the snapshot holds keys in databases %v; a restore copies one", dbs)
+	case len(dbs) == 0 || dbs[0] == 0:
+		return rdb, nil
+	}
+	o := *rdb.Options()
+	o.DB = dbs[0]
+	return redis.NewClient(&o), nil
+}
+
+// expiredKeys is INFO's count of keys expired, over every master.
+func expiredKeys(ctx context.Context, rdb redis.UniversalClient) (int64, error) {
+	var total atomic.Int64
+	err := eachMaster(ctx, rdb, func(ctx context.Context, c *redis.Client) error {
+		info, err := c.Info(ctx, "stats").Result()
+		if err != nil {
+			return err
+		}
+		n, err := strconv.ParseInt(infoFields(info)["expired_keys"], 10, 64)
+		total.Add(n)
+		return err
+	})
+	return total.Load(), err
+}
+
+// version is a Redis version's major and minor number: what decides
+// the format of DUMP payloads.
+type version struct{ major, minor int }
+
+func (v version) String() string { return fmt.Sprintf("%d.%d", v.major, v.minor) }
+func (v version) older(w version) bool {
+	return v.major < w.major || v.major == w.major && v.minor < w.minor
+}
+
+// oldestVersion is the oldest redis_version of rdb's masters.
+func oldestVersion(ctx context.Context, rdb redis.UniversalClient) (version, error) {
+	var mu sync.Mutex
+	oldest := version{1 << 30, 0}
+	err := eachMaster(ctx, rdb, func(ctx context.Context, c *redis.Client) error {
+		info, err := c.Info(ctx, "server").Result()
+		if err != nil {
+			return err
+		}
+		raw := infoFields(info)["redis_version"]
+		var v version
+		if _, err := fmt.Sscanf(raw, "%d.%d", &v.major, &v.minor); err != nil {
+			return fmt.Errorf("redis_version %q: %w", raw, err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if v.older(oldest) {
+			oldest = v
+		}
+		return nil
+	})
+	return oldest, err
+}
+
+// eachMaster runs fn on every master of a cluster (at once), or on the
+// one server.
+func eachMaster(ctx context.Context, rdb redis.UniversalClient, fn func(context.Context, *redis.Client) error) error {
+	switch c := rdb.(type) {
+	case *redis.ClusterClient:
+		return c.ForEachMaster(ctx, fn)
+	case *redis.Client:
+		return fn(ctx, c)
+	}
+	return fmt.Errorf("unsupported Redis client %T", rdb)
 }
 
 // keyCount is how many keys rdb holds: over every master of a cluster.
 func keyCount(ctx context.Context, rdb redis.UniversalClient) (int64, error) {
-	cc, ok := rdb.(*redis.ClusterClient)
-	if !ok {
-		return rdb.DBSize(ctx).Result()
-	}
-	var total atomic.Int64 // ForEachMaster runs on every master at once
-	err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+	var total atomic.Int64
+	err := eachMaster(ctx, rdb, func(ctx context.Context, c *redis.Client) error {
 		n, err := c.DBSize(ctx).Result()
 		total.Add(n)
 		return err

@@ -3,13 +3,17 @@ package statebackup
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
 	"github.com/trawler-crawl/trawler/pkg/frontier"
+	"github.com/trawler-crawl/trawler/pkg/rdbsync"
 )
 
 // A one-server backup restores into a running server too (a Kubernetes
@@ -76,5 +80,71 @@ func TestRestoreToOneServer(t *testing.T) {
 	}
 	if _, err := RestoreTo(ctx, RestoreToOptions{From: out, Redis: target}); !errors.Is(err, ErrNotEmpty) {
 		t.Fatalf("second restore: %v", err)
+	}
+}
+
+// A crawl kept in another database than 0 (--redis-db) restores into the
+// target client's database; a snapshot with keys in several databases is
+// refused, before any key is written.
+func TestRestoreToDatabases(t *testing.T) {
+	ctx := context.Background()
+	backup := func(t *testing.T, dbs ...int) string {
+		t.Helper()
+		r, _ := embeddedtest.RedisServer(t, t.TempDir())
+		for _, db := range dbs {
+			c := redis.NewClient(&redis.Options{Addr: r.Addr(), DB: db})
+			t.Cleanup(func() { _ = c.Close() })
+			for i := range 10 {
+				if err := c.Set(ctx, fmt.Sprintf("k%d-%d", db, i), "v", 0).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		c := redis.NewClient(&redis.Options{Addr: r.Addr()})
+		t.Cleanup(func() { _ = c.Close() })
+		out := filepath.Join(t.TempDir(), "b")
+		if _, err := Backup(ctx, BackupOptions{Out: out, Redis: c, Masters: []rdbsync.Options{{Addr: r.Addr()}}}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	r, _ := embeddedtest.RedisServer(t, t.TempDir())
+	target := redis.NewClient(&redis.Options{Addr: r.Addr(), DB: 5})
+	t.Cleanup(func() { _ = target.Close() })
+
+	if _, err := RestoreTo(ctx, RestoreToOptions{From: backup(t, 0, 3), Redis: target}); err == nil || !strings.Contains(err.Error(), "databases [0 3]") {
+		t.Fatalf("restore of keys in two databases: %v", err)
+	}
+	if n, _ := target.DBSize(ctx).Result(); n != 0 {
+		t.Fatalf("%d keys written by a refused restore", n)
+	}
+	db3 := backup(t, 3)
+	data := filepath.Join(t.TempDir(), "data")
+	if _, err := Restore(ctx, RestoreOptions{From: db3, DataDir: data}); err == nil || !strings.Contains(err.Error(), "database 3") {
+		t.Fatalf("restore of database 3 into a standalone data directory: %v", err)
+	}
+	rep, err := RestoreTo(ctx, RestoreToOptions{From: db3, Redis: target})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := target.Get(ctx, "k3-9").Result(); rep.Keys != 10 || err != nil || v != "v" {
+		t.Fatalf("restored %d keys; k3-9 in the target's database: %q, %v", rep.Keys, v, err)
+	}
+}
+
+func TestVersionOrder(t *testing.T) {
+	for _, tc := range []struct {
+		a, b  version
+		older bool
+	}{
+		{version{7, 0}, version{7, 2}, true},
+		{version{6, 2}, version{7, 0}, true},
+		{version{7, 2}, version{7, 2}, false},
+		{version{7, 4}, version{7, 2}, false},
+		{version{8, 0}, version{7, 4}, false},
+	} {
+		if got := tc.a.older(tc.b); got != tc.older {
+			t.Errorf("%s older than %s = %v", tc.a, tc.b, got)
+		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/trawler-crawl/trawler/internal/testchild"
 	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
 	"github.com/trawler-crawl/trawler/pkg/identity"
 	"github.com/trawler-crawl/trawler/pkg/messages"
@@ -233,7 +233,7 @@ func TestJanitorRecoversKilledRenderer(t *testing.T) {
 }
 
 // waitExit waits for a child that should stop by itself.
-func waitExit(t *testing.T, cmd *exec.Cmd, d time.Duration) error {
+func waitExit(t *testing.T, cmd *testchild.Child, d time.Duration) error {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -69,7 +68,7 @@ func runChild(c childSpec) int {
 	return 0
 }
 
-func startChild(t *testing.T, spec childSpec) (*exec.Cmd, *testlog.Buffer) {
+func startChild(t *testing.T, spec childSpec) (*testchild.Child, *testlog.Buffer) {
 	t.Helper()
 	out := &testlog.Buffer{}
 	return testchild.Start(t, childEnv, spec, out), out

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -87,7 +86,7 @@ func freePort(t *testing.T, host string) int {
 
 // startChild starts a standalone crawl in a new process; the test kills
 // it if it still runs at the end.
-func startChild(t *testing.T, spec childSpec) *exec.Cmd {
+func startChild(t *testing.T, spec childSpec) *testchild.Child {
 	t.Helper()
 	return testchild.Start(t, childEnv, spec, os.Stderr)
 }
@@ -116,7 +115,7 @@ func finished(addr string) int {
 // killAt SIGKILLs the child once it has finished at least n URIs, and waits
 // until its embedded redis-server (told to stop by the kernel when its
 // parent dies) has exited.
-func killAt(t *testing.T, cmd *exec.Cmd, spec childSpec, n int) int {
+func killAt(t *testing.T, cmd *testchild.Child, spec childSpec, n int) int {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	got := 0
@@ -212,7 +211,7 @@ func TestStandaloneKillRestart(t *testing.T) {
 	}
 	const threads = 4
 	spec := childSpec{DataDir: t.TempDir(), Site: cfg, Threads: threads}
-	run := func() (*exec.Cmd, childSpec) {
+	run := func() (*testchild.Child, childSpec) {
 		s := spec
 		s.AdminAddr = fmt.Sprintf("127.0.0.1:%d", freePort(t, "127.0.0.1"))
 		return startChild(t, s), s

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -26,6 +25,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/trawler-crawl/trawler/internal/testchild"
 	"github.com/trawler-crawl/trawler/internal/testlog"
 	"github.com/trawler-crawl/trawler/pkg/admin"
 	"github.com/trawler-crawl/trawler/pkg/admin/api"
@@ -237,7 +237,7 @@ func (a adminClient) acked(t *testing.T, id string) (api.Ack, time.Time) {
 // procChild is one worker process of the fleet.
 type procChild struct {
 	spec   childSpec
-	cmd    *exec.Cmd
+	cmd    *testchild.Child
 	stderr *testlog.Buffer
 	id     string
 	api    adminClient

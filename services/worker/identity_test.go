@@ -108,7 +108,7 @@ func runChild(c childSpec) int {
 }
 
 // startChild starts a child worker; its stderr goes to the returned buffer.
-func startChild(t *testing.T, spec childSpec) (*exec.Cmd, *testlog.Buffer) {
+func startChild(t *testing.T, spec childSpec) (*testchild.Child, *testlog.Buffer) {
 	t.Helper()
 	out := &testlog.Buffer{}
 	return testchild.Start(t, childEnv, spec, out), out
@@ -241,7 +241,7 @@ func TestOrdinal(t *testing.T) {
 }
 
 // waitExit waits for a child that should stop by itself.
-func waitExit(t *testing.T, cmd *exec.Cmd, d time.Duration) error {
+func waitExit(t *testing.T, cmd *testchild.Child, d time.Duration) error {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()

@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"sort"
@@ -122,7 +121,7 @@ func runChild(c childSpec) int {
 // child is a running worker process.
 type child struct {
 	id     string
-	cmd    *exec.Cmd
+	cmd    *testchild.Child
 	stderr *testlog.Buffer
 }
 

@@ -231,6 +231,9 @@ func (h *handler) readStatus(ctx context.Context) (*Status, error) {
 	if err != nil && topAt.IsZero() {
 		return nil, err
 	}
+	if err != nil {
+		h.d.Logger.Warn("status: the top hosts could not be read; showing the last list", "read_at", topAt, "err", err)
+	}
 	targets, err := f.TargetCounts(ctx)
 	if err != nil {
 		return nil, err
