@@ -275,6 +275,18 @@ func hasURL(u string) func([]*kgo.Record) bool {
 	}
 }
 
+// hasURLs reports whether the records carry every one of the URLs.
+func hasURLs(us ...string) func([]*kgo.Record) bool {
+	return func(recs []*kgo.Record) bool {
+		for _, u := range us {
+			if !hasURL(u)(recs) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
 // A rendered page is archived as the browser saw it: the page, its
 // stylesheet and script, the fetch() response and the image loaded on
 // scroll, each with an event (hop E from the page), a screenshot of the
@@ -288,6 +300,9 @@ func TestRenderRecordsWhatTheBrowserLoads(t *testing.T) {
 	e.handOff(t, s.base+"/")
 	shot := "screenshot:" + s.base + "/"
 	evs := events(t, e.readTopic(t, "fc.crawled", hasURL("onreadydom:"+s.base+"/")))
+	// The outlinks are sent after the DOM's event, before the hand-off is
+	// committed.
+	e.readTopic(t, "fc.tocrawl.npld", hasURLs(s.base+"/static-link", s.base+"/js-only/1", s.base+"/from-fetch"))
 	stop()
 	for _, p := range []string{"/", "/style.css", "/app.js", "/api/data.json", "/img/lazy.png", "/robots.txt"} {
 		ev, ok := evs[s.base+p]

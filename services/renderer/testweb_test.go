@@ -50,6 +50,17 @@ func TestRenderSyntheticWeb(t *testing.T) {
 	page := home + testweb.PathScripted
 	e.handOff(t, page)
 	evs := events(t, e.readTopic(t, "fc.crawled", hasURL("onreadydom:"+page)))
+	want := []string{testweb.PathFromFetch}
+	for i := range testweb.ScriptLinks {
+		want = append(want, fmt.Sprintf("%s%d", testweb.PathScriptLinks, i))
+	}
+	// The outlinks are sent after the DOM's event, before the hand-off is
+	// committed.
+	var wantURLs []string
+	for _, w := range want {
+		wantURLs = append(wantURLs, home+w)
+	}
+	e.readTopic(t, "fc.tocrawl.npld", hasURLs(wantURLs...))
 	stop()
 	for _, path := range []string{testweb.PathScripted, testweb.PathScriptApp, testweb.PathScriptData, testweb.PathLazyImage} {
 		if ev, ok := evs[home+path]; !ok || ev.StatusCode != 200 {
@@ -72,10 +83,6 @@ func TestRenderSyntheticWeb(t *testing.T) {
 			t.Fatal(err)
 		}
 		sent[strings.TrimPrefix(l.URL, home)] = true
-	}
-	want := []string{testweb.PathFromFetch}
-	for i := range testweb.ScriptLinks {
-		want = append(want, fmt.Sprintf("%s%d", testweb.PathScriptLinks, i))
 	}
 	for _, w := range want {
 		if !sent[w] {
