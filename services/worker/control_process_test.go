@@ -529,13 +529,18 @@ func runProcessFleet(t *testing.T, shared bool) {
 	t.Logf("exclusion: acknowledged %v after sending; last fetch of a.test began %v after the ack (%v after sending)",
 		ackAt.Sub(sent).Round(time.Millisecond), lastA.Sub(ackAt).Round(time.Millisecond), lastA.Sub(sent).Round(time.Millisecond))
 
-	// Terminate through child 0's API: every process ends, status 0.
+	// Terminate through child 0's API: every process ends, status 0. Its
+	// API may be gone before the acknowledgement could be asked for
+	// there, so it is read from Redis, where every API reads it.
 	id, sent = children[0].api.send(t, messages.Control{Command: messages.CommandTerminate})
-	ack, _ := children[0].api.acked(t, id)
 	for _, c := range children {
 		if err := waitExit(t, c.cmd, 45*time.Second); err != nil {
 			t.Errorf("child %s: %v; stderr:\n%s", c.id, err, c.stderr)
 		}
+	}
+	ack, err := api.RedisAcks(rdb, "fc")(ctx, id)
+	if err != nil || ack == nil || ack.Error != "" || ack.By != "process-test" {
+		t.Fatalf("acknowledgement of the terminate: %+v, %v", ack, err)
 	}
 	t.Logf("terminate: all three exited %v after sending (%s)", time.Since(sent).Round(time.Millisecond), ack.Result)
 	fetches.mu.Lock()
