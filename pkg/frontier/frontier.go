@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
-	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -33,6 +32,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/trawler-crawl/trawler/pkg/profile"
+	"github.com/trawler-crawl/trawler/pkg/redisconn"
 )
 
 // Options configure a Frontier. Unlike Policy they hold for the whole
@@ -227,25 +227,16 @@ func (f *Frontier) runAll(ctx context.Context, s *redis.Script, calls []call) ([
 	return out, errors.Join(errs...)
 }
 
-// notRun tells the errors of a pipelined script call that never ran: its
-// master refused the connection (down) or was not serving (restarting,
-// loading its data, rejoining the cluster). go-redis's cluster client
-// retries a pipeline only MaxRedirects times (3, well under a second),
-// a single command MaxRetries times more on each (about 5 s, as
-// redisconn.OpenUniversal sets them), so such a call is sent again
-// alone: a sharded frontier then rides out a master restart as an
-// unsharded one, whose calls are single commands, does. Errors after the
-// script may have run (a connection lost mid-reply) are not retried
-// here: a completion applied twice would be reported as a lost lease.
-func notRun(err error) bool {
-	for _, p := range []string{"CLUSTERDOWN", "LOADING", "TRYAGAIN", "MASTERDOWN"} {
-		if redis.HasErrorPrefix(err, p) {
-			return true
-		}
-	}
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
-}
+// notRun tells the errors of a pipelined script call that never ran
+// (redisconn.NotRun). go-redis's cluster client retries a pipeline only
+// MaxRedirects times (3, well under a second), a single command
+// MaxRetries times more on each (about 5 s, as redisconn.OpenUniversal
+// sets them), so such a call is sent again alone: a sharded frontier
+// then rides out a master restart as an unsharded one, whose calls are
+// single commands, does. Errors after the script may have run (a
+// connection lost mid-reply) are not retried here: a completion applied
+// twice would be reported as a lost lease.
+func notRun(err error) bool { return redisconn.NotRun(err) }
 
 // ms is a time as Unix milliseconds, the unit of every score.
 func ms(t time.Time) int64 { return t.UnixMilli() }

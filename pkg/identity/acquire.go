@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/trawler-crawl/trawler/pkg/redisconn"
 )
 
 // Options say whose identities a process leases and how.
@@ -49,7 +51,7 @@ func Named(ctx context.Context, rdb redis.UniversalClient, o Options, id string)
 	key := Key(o.Scope, id)
 	deadline := time.Now().Add(2 * o.TTL)
 	for {
-		l, err := Try(ctx, rdb, key, o.Kind, o.TTL, log)
+		l, err := try(ctx, rdb, key, o, log)
 		if err != nil {
 			return nil, fmt.Errorf("%s identity: %w", o.Kind, err)
 		}
@@ -57,7 +59,11 @@ func Named(ctx context.Context, rdb redis.UniversalClient, o Options, id string)
 			log.Info(o.Kind+" identity leased", "identity", id, "source", "flag")
 			return l, nil
 		}
-		holder, err := rdb.Get(ctx, key).Result()
+		var holder string
+		err = redisconn.Retry(ctx, log, o.Kind+" identity", func() (err error) {
+			holder, err = rdb.Get(ctx, key).Result()
+			return err
+		})
 		if errors.Is(err, redis.Nil) {
 			continue // released between SET NX and GET
 		}
@@ -85,7 +91,7 @@ func Slot(ctx context.Context, rdb redis.UniversalClient, o Options, prefix stri
 	log := o.logger()
 	for i := range Slots {
 		id := SlotID(prefix, i)
-		l, err := Try(ctx, rdb, Key(o.Scope, id), o.Kind, o.TTL, log)
+		l, err := try(ctx, rdb, Key(o.Scope, id), o, log)
 		if err != nil {
 			return "", nil, fmt.Errorf("%s identity: %w", o.Kind, err)
 		}
@@ -95,4 +101,15 @@ func Slot(ctx context.Context, rdb redis.UniversalClient, o Options, prefix stri
 		}
 	}
 	return "", nil, fmt.Errorf("%s identity: all %d slots of %s are leased", o.Kind, Slots, o.Scope)
+}
+
+// try is Try, sent again while Redis is not serving (it restarted, or is
+// loading its data, just as this process starts): such a SET never ran,
+// so sending it again cannot lease twice.
+func try(ctx context.Context, rdb redis.UniversalClient, key string, o Options, log *slog.Logger) (l *Lease, err error) {
+	err = redisconn.Retry(ctx, log, o.Kind+" identity", func() error {
+		l, err = Try(ctx, rdb, key, o.Kind, o.TTL, log)
+		return err
+	})
+	return l, err
 }

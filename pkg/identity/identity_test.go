@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/trawler-crawl/trawler/pkg/embedded"
 	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
 )
 
@@ -130,4 +134,47 @@ func TestSweep(t *testing.T) {
 	if k, _ := rdb.Exists(ctx, Key("s", "dead")).Result(); k != 0 {
 		t.Error("the janitor kept the dead identity's lease")
 	}
+}
+
+// A process starting just as Redis restarts leases its identity once
+// Redis serves again, rather than exiting: a SET that met a refused
+// connection never ran.
+func TestLeaseWaitsForRedisBack(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/redis-server"); err != nil {
+		t.Skip("redis-server not installed")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { _ = rdb.Close() })
+	type result struct {
+		id  string
+		l   *Lease
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		id, l, err := Slot(context.Background(), rdb, testOptions(), "x")
+		done <- result{id, l, err}
+	}()
+	// Nothing listens yet: the lease waits.
+	select {
+	case r := <-done:
+		t.Fatalf("Slot returned with Redis down: %v", r.err)
+	case <-time.After(2 * time.Second): // longer than go-redis's own retries (about a second)
+	}
+	srv, err := embedded.StartRedis(context.Background(), embedded.RedisOptions{DataDir: t.TempDir(), Addr: addr, Binary: "/usr/bin/redis-server"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	r := <-done
+	if r.err != nil || r.id != "x0" {
+		t.Fatalf("Slot after Redis came back: %s, %v", r.id, r.err)
+	}
+	_ = r.l.Release()
 }
