@@ -36,30 +36,16 @@ func Retry(ctx context.Context, log *slog.Logger, what string, fn func() error) 
 }
 
 func retry(ctx context.Context, log *slog.Logger, what string, stall time.Duration, fn func() error) error {
-	delay := 50 * time.Millisecond
-	alive := time.Now()
-	var logged time.Time
-	for {
+	w := &waiting{stall: stall, log: log, alive: time.Now()}
+	_, _, err := w.run(ctx, func() (bool, bool, error) {
 		err := fn()
-		if err == nil || !NotRun(err) {
-			return err
+		return err != nil && NotRun(err), !errors.As(err, new(*net.OpError)), err // a dial error is silence
+	}, func(err error, _ bool) bool {
+		if log == nil {
+			return false
 		}
-		if !errors.As(err, new(*net.OpError)) {
-			alive = time.Now() // the server answered: loading, or its cluster not serving
-		} else if time.Since(alive) > stall {
-			return err
-		}
-		if log != nil && time.Since(logged) >= LoadingLogInterval {
-			log.Info("waiting for redis", "for", what, "err", err)
-			logged = time.Now()
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		case <-t.C:
-		}
-		delay = min(2*delay, time.Second)
-	}
+		log.Info("waiting for redis", "for", what, "err", err)
+		return true
+	})
+	return err
 }

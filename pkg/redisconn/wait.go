@@ -55,36 +55,68 @@ func newWaiting(ctx context.Context, opts []OpenOption) *waiting {
 // cluster_state:fail). Long waits are logged every LoadingLogInterval.
 // check, when not nil, is a further test of the answering server.
 func (w *waiting) ready(ctx context.Context, opts redis.Options, check func(context.Context, *redis.Client) error) error {
+	var forming errClusterForming
+	attempts, cause, err := w.run(ctx, func() (bool, bool, error) {
+		err := probe(ctx, opts, check)
+		if err == nil || permanent(err) {
+			return false, false, err
+		}
+		return true, redis.HasErrorPrefix(err, "LOADING") || errors.As(err, &forming), err
+	}, func(err error, alive bool) bool {
+		switch {
+		case w.log == nil || !alive:
+			return false
+		case redis.HasErrorPrefix(err, "LOADING"):
+			w.log.Info("waiting for redis to load its data", "addr", opts.Addr, "progress", loadingProgress(ctx, opts))
+		default:
+			w.log.Info("waiting for the redis cluster to serve", "addr", opts.Addr, "state", forming.state)
+		}
+		return true
+	})
+	switch {
+	case err == nil:
+		return nil
+	case cause == nil:
+		return fmt.Errorf("ping: %w", err)
+	case errors.Is(cause, errStalled):
+		return fmt.Errorf("not answering after %d attempts in %s (last error: %w)", attempts, w.stall, err)
+	}
+	return fmt.Errorf("not answering after %d attempts: %w (last error: %w)", attempts, cause, err)
+}
+
+// errStalled is run's cause when the stall time passed without a sign of
+// life.
+var errStalled = errors.New("no sign of life")
+
+// run calls attempt with a doubling backoff (50 ms, capped at one second)
+// while it asks to retry, and returns how many attempts it made, why it
+// stopped retrying, and the last error. The cause is nil when attempt did
+// not ask to (it succeeded, or its error is final), errStalled when the
+// stall time passed without a sign of life (an attempt's alive, or the
+// start), or ctx's error. note is offered every retried error at most every
+// LoadingLogInterval, and says whether it logged.
+func (w *waiting) run(ctx context.Context, attempt func() (retry, alive bool, err error),
+	note func(err error, alive bool) bool) (attempts int, cause, err error) {
 	delay := 50 * time.Millisecond
 	var logged time.Time
-	for attempt := 1; ; attempt++ {
-		err := probe(ctx, opts, check)
-		if err == nil {
-			return nil
+	for n := 1; ; n++ {
+		retry, alive, err := attempt()
+		if !retry {
+			return n, nil, err
 		}
-		if permanent(err) {
-			return fmt.Errorf("ping: %w", err)
-		}
-		var forming errClusterForming
-		loading := redis.HasErrorPrefix(err, "LOADING")
-		if loading || errors.As(err, &forming) {
+		if alive {
 			w.alive = time.Now()
-			if w.log != nil && time.Since(logged) >= LoadingLogInterval {
-				if loading {
-					w.log.Info("waiting for redis to load its data", "addr", opts.Addr, "progress", loadingProgress(ctx, opts))
-				} else {
-					w.log.Info("waiting for the redis cluster to serve", "addr", opts.Addr, "state", forming.state)
-				}
-				logged = w.alive
-			}
 		} else if w.stall > 0 && time.Since(w.alive) > w.stall {
-			return fmt.Errorf("not answering after %d attempts in %s (last error: %w)", attempt, w.stall, err)
+			return n, errStalled, err
+		}
+		if time.Since(logged) >= LoadingLogInterval && note(err, alive) {
+			logged = time.Now()
 		}
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("not answering after %d attempts: %w (last error: %w)", attempt, ctx.Err(), err)
+			return n, ctx.Err(), err
 		case <-t.C:
 		}
 		delay = min(2*delay, time.Second)
