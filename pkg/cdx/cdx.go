@@ -47,6 +47,10 @@ type Line struct {
 // payload digest of the record it repeats. A dns: event's digest is that of
 // the answer, the record's block.
 //
+// A 304 capture whose event names its original (ExtraOriginal) gets the
+// original record's line under its own URL and timestamp, so that it
+// replays as the page.
+//
 // The redirect field of a 3xx is the event's extra_info "location"
 // (ExtraLocation, which Trawler's workers fill; Heritrix's crawl log has no
 // Location), resolved against the URL as the offline indexer
@@ -89,8 +93,16 @@ func FromCrawled(ev messages.Crawled) (Line, bool) {
 		l.Mimetype = RevisitMime
 	}
 	l.Redirect = eventRedirect(ev)
+	if o, ok, err := OriginalOf(ev); err != nil {
+		return Line{}, false
+	} else if ok && ev.StatusCode == statusNotModified {
+		pointAtOriginal(&l, o)
+	}
 	return l, true
 }
+
+// statusNotModified is the 304 whose line points at its original.
+const statusNotModified = 304
 
 // baseMime drops content-type parameters ("text/html; charset=utf-8" ->
 // "text/html"), as CDX indexers do.

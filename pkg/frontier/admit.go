@@ -26,6 +26,13 @@ type Candidate struct {
 	// what it finished itself, so a URI finished a moment ago is not
 	// admitted again before the DB has caught up.
 	LastCrawled time.Time
+	// AdaptiveInterval is the URI's own recrawl interval from the
+	// recently-crawled DB (profile frontier.recrawlAdaptive); zero when
+	// it has none. With recrawlAdaptive it replaces the recrawl interval,
+	// and a launch timestamp inherited from a seed no longer makes the
+	// URI due: only its own interval does (a launch's seeds and forced
+	// URIs are still due at once).
+	AdaptiveInterval time.Duration
 	// ResetQuotas clears the quota counters of the URI's source and of its
 	// host: set it for a launch carrying the resetQuotas annotation.
 	ResetQuotas bool
@@ -122,6 +129,12 @@ func (f *Frontier) prepare(c Candidate, ctxs *ctxMemo) (prepared, error) {
 		level: Level(l, c.Policy.Frontier.PreferenceDepthHops), force: l.ForceFetch, reset: c.ResetQuotas,
 		interval: interval * 1000, launch: launchMillis(l), pq: max(1, c.Policy.Frontier.ParallelQueues),
 	}
+	if c.AdaptiveInterval > 0 && c.Policy.Frontier.RecrawlAdaptive {
+		p.interval = c.AdaptiveInterval.Milliseconds()
+		if !l.IsSeed && !l.ForceFetch {
+			p.launch = 0
+		}
+	}
 	if !c.LastCrawled.IsZero() {
 		p.last = ms(c.LastCrawled)
 	}
@@ -132,6 +145,24 @@ func (f *Frontier) prepare(c Candidate, ctxs *ctxMemo) (prepared, error) {
 		p.locs = f.bloom.locations(key)
 	}
 	return p, nil
+}
+
+// HeldByAdaptive reports whether the candidate's adaptive recrawl
+// interval keeps it back at now where its launch timestamp or the recrawl
+// interval alone would have made it due: a fetch adaptive recrawl saves.
+func (c Candidate) HeldByAdaptive(now time.Time) bool {
+	l := c.Launch
+	if c.AdaptiveInterval <= 0 || !c.Policy.Frontier.RecrawlAdaptive || c.LastCrawled.IsZero() || l.IsSeed || l.ForceFetch ||
+		!c.LastCrawled.Add(c.AdaptiveInterval).After(now) {
+		return false
+	}
+	interval := c.Policy.Frontier.RecrawlIntervalSeconds
+	if l.RecrawlInterval != nil {
+		interval = *l.RecrawlInterval
+	}
+	launch := launchMillis(l)
+	return launch > 0 && ms(c.LastCrawled) < launch ||
+		interval > 0 && !c.LastCrawled.Add(time.Duration(interval)*time.Second).After(now)
 }
 
 // launchMillis is the launch timestamp a URI is compared against: a seed's

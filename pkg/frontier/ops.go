@@ -222,6 +222,21 @@ type Totals struct {
 	// Heritrix's novelCount and novel, for maxNovelUrls/maxNovelBytes.
 	Novel, NovelBytes int64
 	ByStatus          map[int]int64
+	// AdaptiveSaved counts, by launch id ("" for URIs of no launch), the
+	// fetches adaptive recrawl saved (CountAdaptiveSaved).
+	AdaptiveSaved map[string]int64
+}
+
+// adaptiveSavedField prefixes the stats fields of CountAdaptiveSaved.
+const adaptiveSavedField = "adaptiveSaved:"
+
+// CountAdaptiveSaved adds n to the fetches adaptive recrawl saved in the
+// launch of that id, kept with the totals.
+func (f *Frontier) CountAdaptiveSaved(ctx context.Context, launchID string, n int64) error {
+	if err := f.rdb.HIncrBy(ctx, f.prefixes[0]+"stats", adaptiveSavedField+launchID, n).Err(); err != nil {
+		return fmt.Errorf("frontier %s count adaptive recrawl savings: %w", f.name, err)
+	}
+	return nil
 }
 
 // Totals reads the counters of every shard.
@@ -234,7 +249,7 @@ func (f *Frontier) Totals(ctx context.Context) (Totals, error) {
 	if _, err := pipe.Exec(ctx); err != nil {
 		return Totals{}, fmt.Errorf("frontier %s totals: %w", f.name, err)
 	}
-	t := Totals{ByStatus: map[int]int64{}}
+	t := Totals{ByStatus: map[int]int64{}, AdaptiveSaved: map[string]int64{}}
 	for _, c := range cmds {
 		for k, v := range c.Val() {
 			n, _ := strconv.ParseInt(v, 10, 64)
@@ -249,6 +264,8 @@ func (f *Frontier) Totals(ctx context.Context) (Totals, error) {
 				t.Novel += n
 			case k == "novelBytes":
 				t.NovelBytes += n
+			case strings.HasPrefix(k, adaptiveSavedField):
+				t.AdaptiveSaved[strings.TrimPrefix(k, adaptiveSavedField)] += n
 			case strings.HasPrefix(k, "status:"):
 				if code, err := strconv.Atoi(strings.TrimPrefix(k, "status:")); err == nil {
 					t.ByStatus[code] += n

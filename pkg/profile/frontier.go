@@ -34,6 +34,22 @@ type Frontier struct {
 	// inherits is newer than its last crawl. 0 means only such a launch
 	// makes a crawled URI due again.
 	RecrawlIntervalSeconds int64 `yaml:"recrawlInterval"`
+	// RecrawlAdaptive (the recrawl-adaptive sheet) lets each URL's own
+	// change history set when it is due again, as StormCrawler's
+	// AdaptiveScheduler does: its interval starts at recrawlInterval
+	// (clamped to the bounds below), is multiplied by
+	// recrawlIncreaseFactor after a fetch that found it unchanged
+	// (identical payload, or 304) up to recrawlMaxInterval, and by
+	// recrawlDecreaseFactor after one that found it changed down to
+	// recrawlMinInterval. The interval is kept in the recently-crawled
+	// DB. A launch still fetches its seeds; below them a URL whose
+	// interval has not run out is not fetched again, whatever the launch
+	// timestamp it inherits (docs/frontier.md, "Adaptive recrawl").
+	RecrawlAdaptive           bool    `yaml:"recrawlAdaptive"`
+	RecrawlMinIntervalSeconds int64   `yaml:"recrawlMinInterval"`
+	RecrawlMaxIntervalSeconds int64   `yaml:"recrawlMaxInterval"`
+	RecrawlIncreaseFactor     float64 `yaml:"recrawlIncreaseFactor"`
+	RecrawlDecreaseFactor     float64 `yaml:"recrawlDecreaseFactor"`
 	// KeepOutlinks stores each full capture's outlinks in the
 	// recently-crawled DB, so that a page found unchanged later (304 Not
 	// Modified) still leads to what it linked to: a relaunch then
@@ -61,6 +77,8 @@ func defaultFrontier() Frontier {
 	return Frontier{
 		ParallelQueues: 1, PreferenceDepthHops: -1, MaxRetries: 10, RetryDelaySeconds: 900,
 		SeenFilter: SeenRecently, RecrawlIntervalSeconds: 365 * 24 * 3600, KeepOutlinks: true,
+		RecrawlMinIntervalSeconds: 3600, RecrawlMaxIntervalSeconds: 365 * 24 * 3600,
+		RecrawlIncreaseFactor: 1.5, RecrawlDecreaseFactor: 0.5,
 		BloomExpectedURIs: 1_000_000_000, BloomFalsePositiveRate: 1e-4, Shards: 1,
 	}
 }
@@ -75,6 +93,14 @@ func (f Frontier) validate() error {
 	}
 	if f.MaxPerHostBandwidthUsageKbSec < 0 || f.RecrawlIntervalSeconds < 0 {
 		errs = append(errs, errors.New("frontier: maxPerHostBandwidthUsageKbSec and recrawlInterval must be >= 0"))
+	}
+	if f.RecrawlMinIntervalSeconds < 1 || f.RecrawlMaxIntervalSeconds < f.RecrawlMinIntervalSeconds {
+		errs = append(errs, fmt.Errorf("frontier: need 1 <= recrawlMinInterval (%d) <= recrawlMaxInterval (%d)",
+			f.RecrawlMinIntervalSeconds, f.RecrawlMaxIntervalSeconds))
+	}
+	if !(f.RecrawlIncreaseFactor >= 1) || !(f.RecrawlDecreaseFactor > 0 && f.RecrawlDecreaseFactor <= 1) {
+		errs = append(errs, fmt.Errorf("frontier: need recrawlIncreaseFactor (%g) >= 1 and 0 < recrawlDecreaseFactor (%g) <= 1",
+			f.RecrawlIncreaseFactor, f.RecrawlDecreaseFactor))
 	}
 	if f.SeenFilter != SeenRecently && f.SeenFilter != SeenBloom {
 		errs = append(errs, fmt.Errorf("frontier.seenFilter: %q is not %s or %s", f.SeenFilter, SeenRecently, SeenBloom))

@@ -33,6 +33,7 @@ type Profile struct {
 	Render      Render      `yaml:"render"`
 	Scope       Scope       `yaml:"scope"`
 	WARC        WARC        `yaml:"warc"`
+	Dedup       Dedup       `yaml:"dedup"`
 	ClamAV      ClamAV      `yaml:"clamav"`
 	Credentials Credentials `yaml:"credentials"`
 	Sheets      Sheets      `yaml:"sheets"`
@@ -143,6 +144,7 @@ func Default() Profile {
 		Extract:     Extract{Javascript: true, Sitemaps: true},
 		Scope:       defaultScope(),
 		WARC:        WARC{Prefix: "TRAWLER", MaxFileSizeBytes: 1 << 30, CompressionLevel: 6, Version: WARCVersion10},
+		Dedup:       defaultDedup(),
 		ClamAV:      defaultClamAV(),
 	}
 }
@@ -197,7 +199,7 @@ func (p Profile) Validate() error {
 	errs = append(errs, p.Frontier.validate(), p.Quotas.validate(), p.Limits.validate(),
 		p.Robots.validate(), p.DNS.validate(), p.Scope.validate(), p.Sheets.validate(),
 		p.ClamAV.validate(), p.Credentials.validate(), validateProxy(p.Fetch.Proxy), p.WARC.validateVersion(),
-		p.Render.validate(), validateAllowAddresses(p.Fetch.AllowAddresses))
+		p.Render.validate(), validateAllowAddresses(p.Fetch.AllowAddresses), p.Dedup.validate())
 	if p.WARC.Prefix == "" || strings.ContainsAny(p.WARC.Prefix, "/ ") {
 		errs = append(errs, fmt.Errorf("warc.prefix: %q must be non-empty without spaces or slashes", p.WARC.Prefix))
 	}

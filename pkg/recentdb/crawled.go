@@ -96,7 +96,8 @@ func FromCrawled(ev messages.Crawled) (u Update, skip string, err error) {
 	// 304 record is still a capture, not an original.
 	if !u.Capture.Revisit && ev.StatusCode != statusNotModified && u.Capture.Filename != "" && u.Capture.Digest != "" {
 		u.Original = &Original{Time: t, Digest: u.Capture.Digest, Filename: u.Capture.Filename,
-			Offset: u.Capture.Offset, Length: u.Capture.Length, RecordID: ev.WarcID}
+			Offset: u.Capture.Offset, Length: u.Capture.Length, RecordID: ev.WarcID,
+			Status: ev.StatusCode, Mime: baseMime(ev.Mimetype)}
 	}
 	return u, "", nil
 }
@@ -120,6 +121,9 @@ func capture(ev messages.Crawled, t time.Time) (*Capture, error) {
 	if c.LastModified, err = extraString(ev, ExtraLastModified); err != nil {
 		return nil, err
 	}
+	if c.Interval, err = extraSeconds(ev, ExtraAdaptiveInterval); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -136,6 +140,13 @@ func eventTime(ev messages.Crawled) (time.Time, error) {
 			ev.URL, ev.StartTimePlusDuration, err)
 	}
 	return t.Truncate(time.Millisecond), nil
+}
+
+// baseMime is the content type as an index line holds it: no parameters,
+// lower case.
+func baseMime(m string) string {
+	m, _, _ = strings.Cut(m, ";")
+	return strings.ToLower(strings.TrimSpace(m))
 }
 
 // isHTTP reports whether u has an http or https scheme, in any case.

@@ -64,7 +64,8 @@ func TestFromCrawledGolden(t *testing.T) {
 	if trawler.Capture == nil || *trawler.Capture != wantCap {
 		t.Errorf("trawler capture %+v, want %+v", trawler.Capture, wantCap)
 	}
-	wantOrig := Original{Time: wantCap.Time, Digest: wantCap.Digest, Filename: wantCap.Filename, Offset: 10422, Length: 13107}
+	wantOrig := Original{Time: wantCap.Time, Digest: wantCap.Digest, Filename: wantCap.Filename, Offset: 10422, Length: 13107,
+		Status: 200, Mime: "text/html"}
 	if trawler.Original == nil || *trawler.Original != wantOrig {
 		t.Errorf("trawler original %+v, want %+v", trawler.Original, wantOrig)
 	}

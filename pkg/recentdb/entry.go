@@ -54,6 +54,9 @@ type Capture struct {
 	// Length is -1 when unknown.
 	Filename       string
 	Offset, Length int64
+	// Interval is the URL's adaptive recrawl interval after this capture
+	// (see Schedule); zero when the URL is not under recrawl-adaptive.
+	Interval time.Duration
 }
 
 // Original is a full response (or resource) record, the target of later
@@ -70,6 +73,12 @@ type Original struct {
 	// RecordID is the record's WARC-Record-ID when the event carried it
 	// (WARC-writing proxies do); empty otherwise.
 	RecordID string
+	// Status and Mime are the record's HTTP status and content type (its
+	// index line's), for the index line of a later 304 capture, which
+	// points at this record (docs/architecture.md, "Replay of 304
+	// captures"); zero and empty in entries written before they were kept.
+	Status int
+	Mime   string
 }
 
 // Failure is a fetch that ended with a negative Heritrix status code.
@@ -117,6 +126,7 @@ type captureJSON struct {
 	Filename string `json:"f,omitempty"`
 	Offset   int64  `json:"o,omitempty"`
 	Length   int64  `json:"n,omitempty"`
+	Interval int64  `json:"a,omitempty"` // seconds
 }
 
 type originalJSON struct {
@@ -125,6 +135,8 @@ type originalJSON struct {
 	Offset   int64  `json:"o"`
 	Length   int64  `json:"n,omitempty"`
 	RecordID string `json:"i,omitempty"`
+	Status   int    `json:"s,omitempty"`
+	Mime     string `json:"t,omitempty"`
 }
 
 type failureJSON struct {
@@ -233,6 +245,7 @@ func splitValue(v string) (time.Time, []byte, error) {
 func encodeCapture(c *Capture, shared bool) string {
 	w := newValue(c.Time)
 	w.num("s", int64(c.Status), false)
+	w.num("a", int64(c.Interval/time.Second), true)
 	if shared {
 		w.str("e", c.ETag)
 		w.str("m", c.LastModified)
@@ -280,7 +293,8 @@ func decodeCapture(v string) (*Capture, error) {
 		return nil, fmt.Errorf("capture %q: %w", clip(v), err)
 	}
 	c := &Capture{Time: t, Status: j.Status, Digest: j.Digest, Revisit: j.Revisit, ETag: j.ETag,
-		LastModified: j.LastMod, Filename: j.Filename, Offset: j.Offset, Length: j.Length}
+		LastModified: j.LastMod, Filename: j.Filename, Offset: j.Offset, Length: j.Length,
+		Interval: time.Duration(j.Interval) * time.Second}
 	if c.Length == 0 {
 		c.Length = -1
 	}
@@ -295,6 +309,8 @@ func encodeOriginal(o *Original) string {
 	w.num("o", o.Offset, false)
 	w.num("n", max(o.Length, 0), true)
 	w.str("i", o.RecordID)
+	w.num("s", int64(o.Status), true)
+	w.str("t", o.Mime)
 	return w.String()
 }
 
@@ -308,7 +324,7 @@ func decodeOriginal(v string) (*Original, error) {
 		return nil, fmt.Errorf("original %q: %w", clip(v), err)
 	}
 	o := &Original{Time: t, Digest: j.Digest, Filename: j.Filename, Offset: j.Offset, Length: j.Length,
-		RecordID: j.RecordID}
+		RecordID: j.RecordID, Status: j.Status, Mime: j.Mime}
 	if o.Length == 0 {
 		o.Length = -1
 	}

@@ -51,7 +51,8 @@ func TestPutLookupRoundTrip(t *testing.T) {
 	ups := []Update{
 		{URL: "https://news.example.org/", Capture: &Capture{Time: at, Status: 200, Digest: "sha1:AAA",
 			ETag: `"x|y" z`, LastModified: "Wed, 17 Jan 2024 08:00:00 GMT", Filename: "f.warc.gz", Offset: 0, Length: 13107},
-			Original: &Original{Time: at, Digest: "sha1:AAA", Filename: "f.warc.gz", Offset: 0, Length: 13107, RecordID: "<urn:uuid:1>"}},
+			Original: &Original{Time: at, Digest: "sha1:AAA", Filename: "f.warc.gz", Offset: 0, Length: 13107, RecordID: "<urn:uuid:1>",
+				Status: 200, Mime: "text/html"}},
 		{URL: "http://gone.example/", Failure: &Failure{Time: at, Status: -6}},
 		{URL: "http://nolocation.example/", Capture: &Capture{Time: at, Status: 404, Length: -1}},
 	}

@@ -100,6 +100,9 @@ func TestUKWASheetSet(t *testing.T) {
 		{"recrawl-12weeks", recrawl(84 * 86400)},
 		{"recrawl-24weeks", recrawl(168 * 86400)},
 		{"recrawl-365days", recrawl(365 * 86400)},
+		{"recrawl-adaptive", func(p profile.Profile) bool {
+			return p.Frontier.RecrawlAdaptive && p.Frontier.RecrawlIntervalSeconds == base.Frontier.RecrawlIntervalSeconds
+		}},
 		{"parallel-queues-2", func(p profile.Profile) bool { return p.Frontier.ParallelQueues == 2 }},
 		{"parallel-queues-4", func(p profile.Profile) bool { return p.Frontier.ParallelQueues == 4 }},
 		{"parallel-queues-8", func(p profile.Profile) bool { return p.Frontier.ParallelQueues == 8 }},

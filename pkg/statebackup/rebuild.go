@@ -38,6 +38,9 @@ type Rebuilder struct {
 	db      *recentdb.DB
 	pending []recentdb.Update
 	rep     RebuildReport
+	// prev is the line before, to tell the line of a 304 capture, which
+	// points at the record of an earlier line of its URL.
+	prev cdx.Line
 }
 
 // NewRebuilder writes into db.
@@ -56,6 +59,14 @@ func (r *Rebuilder) Add(ctx context.Context, l cdx.Line) error {
 		r.rep.Skipped[skip]++
 		return nil
 	}
+	if u.Original != nil && l.Filename != "" && l.URLKey == r.prev.URLKey && l.Original == r.prev.Original &&
+		l.Filename == r.prev.Filename && l.Offset == r.prev.Offset {
+		// A 304's line names the original it confirmed (cdx.ExtraOriginal),
+		// which the line before (same URL, earlier) holds: the capture is
+		// a revisit, and the original keeps its own date.
+		u.Original, u.Capture.Revisit = nil, true
+	}
+	r.prev = l
 	r.pending = append(r.pending, u)
 	if len(r.pending) >= rebuildBatch {
 		return r.Flush(ctx)

@@ -52,6 +52,13 @@ type Config struct {
 	// paragraphs of text until it is at least this long (benchmarks use
 	// 10 KB pages); zero leaves documents as they are.
 	PageBytes int
+	// VolatileOneIn makes one in this many HTML documents (by hash)
+	// change with every epoch (Server.SetEpoch); default 5, one in five.
+	VolatileOneIn int
+	// QueryVariantOneIn gives one in this many numbered pages (by hash) a
+	// link to another page under a query string (?ref=pN) that the server
+	// ignores, so the same payload is served under two URLs; default 12.
+	QueryVariantOneIn int
 	// IPBase is the address of the first site host (default 127.0.0.2).
 	// Host i listens on IPBase+i, hostile.test on IPBase+Hosts. All must lie
 	// in 127.0.0.0/8.
@@ -74,6 +81,12 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.LargeFileBytes == 0 {
 		cfg.LargeFileBytes = DefaultLargeFileBytes
+	}
+	if cfg.VolatileOneIn == 0 {
+		cfg.VolatileOneIn = 5
+	}
+	if cfg.QueryVariantOneIn == 0 {
+		cfg.QueryVariantOneIn = 12
 	}
 	if !cfg.IPBase.IsValid() {
 		cfg.IPBase = defaultIPBase()
@@ -98,6 +111,10 @@ func (cfg Config) Validate() error {
 	}
 	if cfg.LargeFileBytes < 0 {
 		errs = append(errs, fmt.Errorf("largeFileBytes: %d is negative", cfg.LargeFileBytes))
+	}
+	if cfg.VolatileOneIn < 0 || cfg.QueryVariantOneIn < 0 {
+		errs = append(errs, fmt.Errorf("volatileOneIn %d and queryVariantOneIn %d: must be >= 1 (0: the default)",
+			cfg.VolatileOneIn, cfg.QueryVariantOneIn))
 	}
 	if cfg.Port < 0 || cfg.Port > 65535 {
 		errs = append(errs, fmt.Errorf("port: %d out of range 0..65535", cfg.Port))

@@ -133,7 +133,7 @@ func (s *Site) pageLinks(h, idx int, hv func(uint64, ...uint64) uint64) []ref {
 	if hv(saltMissing)%10 == 0 {
 		add(target{h, fmt.Sprintf("/sec%d/missing-%d.html", 1+idx%s.sections, idx)}, pickForm(hv(saltForm, 32)))
 	}
-	if hv(saltQuery)%12 == 0 {
+	if hv(saltQuery)%uint64(s.cfg.QueryVariantOneIn) == 0 {
 		q := fmt.Sprintf("%s?ref=p%d", s.pagePath(h, (idx+1)%s.linked), idx)
 		add(target{h, q}, pickForm(hv(saltForm, 33)))
 	}

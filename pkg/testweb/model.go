@@ -235,9 +235,10 @@ func (s *Site) redirect(h int, p string) (redirectSpec, bool) {
 }
 
 // volatile reports whether the HTML document at p on host h changes with
-// the epoch. About one in five documents does; calendar pages never do.
+// the epoch. About one in VolatileOneIn documents does (one in five by
+// default); calendar pages never do.
 func (s *Site) volatile(h int, p string) bool {
-	return s.hashOf(uint64(h), pathKey(p), saltVolatile)%5 == 0
+	return s.hashOf(uint64(h), pathKey(p), saltVolatile)%uint64(s.cfg.VolatileOneIn) == 0
 }
 
 // version is the content version of r at an epoch: the epoch for volatile

@@ -110,6 +110,9 @@ func indexError(ev messages.Crawled) error {
 	if _, err := surt.CDXKey(ev.URL); err != nil {
 		return fmt.Errorf("crawled event for %s: cannot index record: %w", ev.URL, err)
 	}
+	if _, _, err := cdx.OriginalOf(ev); err != nil {
+		return fmt.Errorf("cannot index record: %w", err)
+	}
 	if _, ok := ev.FetchStart(); !ok {
 		if _, err := ev.Time(); err != nil {
 			return fmt.Errorf("crawled event for %s: cannot index record: no usable time: %w", ev.URL, err)

@@ -52,6 +52,12 @@ type outcome struct {
 	// location is a 3xx response's Location, resolved against the URL, for
 	// the live index's redirect field (extra_info, cdx.ExtraLocation).
 	location string
+	// original is the full record a 304 confirmed, for the event's
+	// extra_info (cdx.ExtraOriginal): the 304's index line points there.
+	original *cdx.Original
+	// adaptiveInterval is the URL's next adaptive recrawl interval, for
+	// extra_info (recentdb.ExtraAdaptiveInterval); zero when not adaptive.
+	adaptiveInterval time.Duration
 }
 
 // Heritrix statuses the preselector gives.
@@ -230,6 +236,12 @@ func (w *Worker) event(l messages.Launch, thread int, o *outcome) messages.Crawl
 	}
 	if o.location != "" {
 		ev.ExtraInfo[cdx.ExtraLocation] = o.location
+	}
+	if o.adaptiveInterval > 0 {
+		ev.ExtraInfo[recentdb.ExtraAdaptiveInterval] = int64(o.adaptiveInterval / time.Second)
+	}
+	if o.original != nil {
+		ev.ExtraInfo[cdx.ExtraOriginal] = o.original.Extra()
 	}
 	return ev
 }

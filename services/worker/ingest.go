@@ -119,6 +119,7 @@ func (w *Worker) admit(ctx context.Context, ls []messages.Launch, launched, rejo
 	if err != nil {
 		return nil, err
 	}
+	w.countAdaptiveSaved(ctx, cands, res)
 	if cacheable {
 		w.admitted.add(keysOf(w.admitted, cands, res))
 	}

@@ -22,6 +22,12 @@ type metrics struct {
 	// outlinksReplayed counts stored outlinks followed from pages that
 	// answered 304 Not Modified.
 	outlinksReplayed prometheus.Counter
+	// crossURLRevisits counts revisits of a record of another URL (the
+	// digest index); adaptiveSaved the candidates the adaptive recrawl
+	// interval held back that a launch or the recrawl interval would
+	// have fetched.
+	crossURLRevisits prometheus.Counter
+	adaptiveSaved    prometheus.Counter
 	// front times this worker's claims and counts the leases its reaper
 	// returned (the frontier's gauges are the collector's).
 	front *frontier.ClientMetrics
@@ -66,9 +72,17 @@ func newMetrics(reg prometheus.Registerer, frontierName string) (*metrics, error
 			Name: "trawler_worker_outlinks_replayed_total",
 			Help: "Outlinks of an earlier full capture followed again because the page answered 304 Not Modified.",
 		}),
+		crossURLRevisits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "trawler_worker_cross_url_revisits_total",
+			Help: "Captures written as identical-payload-digest revisits of a record of another URL (the digest index).",
+		}),
+		adaptiveSaved: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "trawler_worker_adaptive_recrawl_saved_total",
+			Help: "Candidates not fetched because their adaptive recrawl interval had not run out, though a launch or the recrawl interval would have fetched them.",
+		}),
 	}
 	for _, c := range []prometheus.Collector{m.fetches, m.bytes, m.fetchSeconds, m.candidates, m.launchesSkipped, m.warcErrors,
-		m.retries, m.outlinksReplayed, m.handedOff, m.disk.free, m.disk.size, m.disk.low} {
+		m.retries, m.outlinksReplayed, m.handedOff, m.disk.free, m.disk.size, m.disk.low, m.crossURLRevisits, m.adaptiveSaved} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("worker metrics: %w", err)
 		}

@@ -26,6 +26,7 @@ func (w *Worker) lastCrawled(ctx context.Context, cands []frontier.Candidate) {
 	for i, e := range es {
 		if t := e.LastCrawled(); !t.IsZero() {
 			cands[i].LastCrawled = t
+			cands[i].AdaptiveInterval = e.Capture.Interval
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/frontier"
 	"github.com/trawler-crawl/trawler/pkg/messages"
 	"github.com/trawler-crawl/trawler/pkg/profile"
+	"github.com/trawler-crawl/trawler/pkg/recentdb"
 	"github.com/trawler-crawl/trawler/pkg/robots"
 	"github.com/trawler-crawl/trawler/pkg/warcwriter"
 )
@@ -45,6 +46,10 @@ func (w *Worker) record(ctx context.Context, t *task, resp *fetch.Response) step
 		stage(ctx, "extract", func(ctx context.Context) { links, fromBody = w.extract(t, resp) })
 	}
 	rv := revisitOf(t, resp)
+	if rv == nil && !infected {
+		stage(ctx, "dedup", func(ctx context.Context) { rv = w.crossURL(ctx, t, resp) })
+	}
+	w.adapt(t, resp)
 	if rv != nil && rv.NotModified && t.eff.Profile.Frontier.KeepOutlinks {
 		links = append(links, w.unchangedOutlinks(ctx, t)...)
 	}
@@ -62,6 +67,9 @@ func (w *Worker) record(ctx context.Context, t *task, resp *fetch.Response) step
 		return interrupted
 	}
 	t.out.loc = &loc
+	if !infected {
+		stage(ctx, "dedup", func(ctx context.Context) { w.enterDigest(ctx, t, resp, rv, loc) })
+	}
 	t.out.etag, t.out.lastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		t.out.location = cdx.AbsoluteRedirect(t.l.URL, resp.Header.Get("Location"))
@@ -112,11 +120,23 @@ func (w *Worker) capture(t *task, resp *fetch.Response, rv *warcwriter.Revisit, 
 		capt.PayloadDigest = t.prior.Original.Digest
 		t.out.digest = capt.PayloadDigest
 		t.out.notes = append(t.out.notes, annotationNotModified)
+		t.out.original = indexedOriginal(t.prior.Original)
 	default:
 		capt.Revisit = rv
 		t.out.notes = append(t.out.notes, annotationDuplicate)
 	}
 	return capt
+}
+
+// indexedOriginal is the record a 304's index line points at, so that it
+// replays as the page; nil for an entry written before the DB kept the
+// original's status, whose 304 keeps a revisit line.
+func indexedOriginal(o *recentdb.Original) *cdx.Original {
+	if o.Status == 0 || o.Filename == "" {
+		return nil
+	}
+	return &cdx.Original{Filename: o.Filename, Offset: o.Offset, Length: o.Length, Status: o.Status,
+		Mime: o.Mime, Timestamp: messages.FormatTimestamp(o.Time)}
 }
 
 // Annotations of revisits, as Heritrix (duplicate:digest) and warcprox
@@ -142,24 +162,6 @@ func validators(t *task, resp *fetch.Response) (etag, lastModified string) {
 		}
 	}
 	return etag, lastModified
-}
-
-// revisitOf returns the revisit to write instead of a response: for a 2xx
-// whose payload digest equals the last full record of the URL
-// (identical-payload-digest), or a 304 answering our conditional request
-// (server-not-modified); nil otherwise.
-func revisitOf(t *task, resp *fetch.Response) *warcwriter.Revisit {
-	o := t.prior.Original
-	if o == nil {
-		return nil
-	}
-	switch {
-	case resp.StatusCode == 304 && o.Digest != "":
-		return &warcwriter.Revisit{RefersToURI: t.l.URL, RefersToDate: o.Time, RefersToRecordID: o.RecordID, NotModified: true}
-	case resp.PayloadDigest != "" && resp.StatusCode >= 200 && resp.StatusCode < 300 && o.Digest == resp.PayloadDigest:
-		return &warcwriter.Revisit{RefersToURI: t.l.URL, RefersToDate: o.Time, RefersToRecordID: o.RecordID}
-	}
-	return nil
 }
 
 // scan has clamd scan a 2xx body with content. infected routes the

@@ -258,6 +258,11 @@ func conditional(hdr http.Header, eff *sheets.Effective, prior recentdb.Entry, f
 	if c == nil || forced || c.Status < 200 || c.Status >= 400 || prior.Original == nil || prior.Original.Digest == "" {
 		return
 	}
+	// Past the dedup horizon the page is fetched whole, so that the
+	// period's WARCs hold it.
+	if !eff.Profile.Dedup.SamePeriod(prior.Original.Time, time.Now()) {
+		return
+	}
 	if eff.Profile.Fetch.SendIfNoneMatch && c.ETag != "" {
 		hdr.Set("If-None-Match", c.ETag)
 	}

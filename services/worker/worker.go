@@ -49,6 +49,8 @@ type Worker struct {
 	batch  *frontier.Batcher
 	chain  *chain
 	recent *recentdb.DB
+	// digests is the stream's digest index, for revisits across URLs.
+	digests *digestIndex
 	// lookups coalesces the threads' recently-crawled lookups (one per
 	// fetch, one per page's outlinks) into shared pipelines.
 	lookups *coalesce.Group[string, recentdb.Entry]
@@ -149,6 +151,11 @@ func build(cfg Config, d Deps) (*Worker, error) {
 		ch.close()
 		return nil, fmt.Errorf("worker recently-crawled DB: %w", err)
 	}
+	digests, err := newDigestIndex(d.Redis, recent.History(), p, d.Logger)
+	if err != nil {
+		ch.close()
+		return nil, fmt.Errorf("worker digest index: %w", err)
+	}
 	prod, err := kafka.NewClient(d.Kafka)
 	if err != nil {
 		ch.close()
@@ -162,7 +169,7 @@ func build(cfg Config, d Deps) (*Worker, error) {
 	}
 	w := &Worker{
 		cfg: cfg, prof: p, log: d.Logger, rdb: d.Redis, kcfg: d.Kafka, front: front, batch: frontier.NewBatcher(front),
-		chain: ch, recent: recent, fetchParts: parts,
+		chain: ch, recent: recent, digests: digests, fetchParts: parts,
 		lookups:  &coalesce.Group[string, recentdb.Entry]{Run: recent.Lookup, MaxBatch: maxLookupBatch},
 		producer: prod, metrics: m, version: d.Version, reg: d.Registerer,
 		admitted: newAdmitCache(admitCacheTTL, admitCacheMax), resolve: uri.NewResolver(0),
