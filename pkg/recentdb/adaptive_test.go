@@ -20,7 +20,7 @@ func TestScheduleNext(t *testing.T) {
 		{0, false, 24 * time.Hour},
 		{24 * time.Hour, false, 36 * time.Hour},
 		{24 * time.Hour, true, 12 * time.Hour},
-		{90 * time.Minute, true, time.Hour},             // floored at Min
+		{90 * time.Minute, true, time.Hour},              // floored at Min
 		{8 * 24 * time.Hour, false, 10 * 24 * time.Hour}, // capped at Max
 		{1<<62 + 1, false, 10 * 24 * time.Hour},          // no overflow
 	} {
