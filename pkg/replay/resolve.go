@@ -330,7 +330,11 @@ func (r *Resolver) differentURLPayload(ctx context.Context, c capture, headers l
 	}
 	// pywb filters and sorts what its index source returns itself
 	// (cdxops.py process_cdx): an index that ignored a filter or ordered
-	// ties otherwise cannot change the original found.
+	// ties otherwise cannot change the original found. Its
+	// RemoteIndexSource sends OutbackCDX only url, closest, sort and
+	// limit, and filters the 100 closest captures it gets back; sending
+	// the filters too, as here, finds the same original, and finds one
+	// where more than 100 closer captures would have hidden it from pywb.
 	lines = applyFilters(lines, filters)
 	sortClosest(lines, refDate)
 	var errs []error
