@@ -38,6 +38,14 @@ type Config struct {
 	AdminTokenFile string
 	// CDXAddr serves the CDX index with the OutbackCDX API; empty: not served.
 	CDXAddr string
+	// CDXForwardURL is an external OutbackCDX that also gets every CDX
+	// line (posted to <url>/<crawl>, as the cluster's cdxwriter does with
+	// --forward-url); empty: none. A run ends only once forwarding has
+	// caught up too.
+	CDXForwardURL string
+	// CDXForwardFailures also forwards failed fetches as UKWA's Heritrix
+	// did (failure-status-code/<status> lines).
+	CDXForwardFailures bool
 	// ClamdAddr scans every capture with this clamd, overriding the
 	// profile's clamav.address.
 	ClamdAddr string
@@ -85,6 +93,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.RedisPassword, "redis-password", "", "password for the external Redis")
 	fs.StringVar(&c.KafkaListen, "kafka-listen", "127.0.0.1:9092", "loopback address of the embedded broker")
 	fs.StringVar(&c.CDXAddr, "cdx-addr", "127.0.0.1:8081", "OutbackCDX-compatible API of the crawl's CDX index (empty: not served)")
+	fs.StringVar(&c.CDXForwardURL, "cdx-forward-url", "", "external OutbackCDX base URL that also gets every CDX line, as <url>/<crawl> (empty: none)")
+	fs.BoolVar(&c.CDXForwardFailures, "cdx-forward-failures", true, "with --cdx-forward-url, also forward failed fetches as failure-status-code/<status> lines, as UKWA's Heritrix did")
 	fs.StringVar(&c.AdminAddr, "admin-addr", "127.0.0.1:9100", "admin listener: /metrics, /healthz, /readyz")
 	fs.StringVar(&c.AdminTokenFile, "admin-token-file", "", "file holding the bearer token of the admin API (/api/v1/) and of CDX writes (empty: API off)")
 	fs.StringVar(&c.Crawl, "crawl", "fc", "crawl: fc or dc")

@@ -149,14 +149,22 @@ func waitEnd(ctx context.Context, cl *cluster, w *worker.Worker, wcfg worker.Con
 }
 
 // drained reports that nothing is in flight and the cdxwriter has indexed
-// every crawled event.
+// (and, when it forwards, forwarded) every crawled event.
 func drained(ctx context.Context, adm *kadm.Client, w *worker.Worker, ccfg cdxwriter.Config) bool {
 	st, err := w.Frontier().Stats(ctx)
 	if err != nil || st.InFlight > 0 {
 		return false
 	}
-	lag, err := kafka.GroupLag(ctx, adm, ccfg.Group(), ccfg.Topic())
-	return err == nil && lag == 0
+	groups := [][2]string{{ccfg.Group(), ccfg.Topic()}}
+	if ccfg.ForwardURL != "" {
+		groups = append(groups, [2]string{ccfg.ForwardGroup(), ccfg.Topic()})
+	}
+	for _, gt := range groups {
+		if lag, err := kafka.GroupLag(ctx, adm, gt[0], gt[1]); err != nil || lag > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func isIdle(ctx context.Context, adm *kadm.Client, w *worker.Worker, wcfg worker.Config, ccfg cdxwriter.Config, rule idleRule) (bool, error) {

@@ -183,7 +183,8 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	if err := recoverFrontier(ctx, cfg, cl, w, wcfg, d.Profile, log); err != nil {
 		return nil, err
 	}
-	ccfg := cdxwriter.Config{Crawl: cfg.Crawl, Stream: cfg.Stream, DataDir: cfg.DataDir, CDXAddr: cfg.CDXAddr}
+	ccfg := cdxwriter.Config{Crawl: cfg.Crawl, Stream: cfg.Stream, DataDir: cfg.DataDir, CDXAddr: cfg.CDXAddr,
+		ForwardURL: cfg.CDXForwardURL, ForwardFailures: cfg.CDXForwardFailures}
 	ix, err := cdxindex.Open(ccfg.IndexDir(), cdxindex.Options{Logger: log.With("role", "cdxindex"), Registerer: d.Registry})
 	if err != nil {
 		return nil, err
@@ -227,6 +228,11 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	}
 	roles := []func(context.Context) error{w.Run, cw.Run, pv.Run}
 	rule := idleRule{untilIdle: cfg.UntilIdle, ignoreRetries: cfg.UntilIdleIgnoreRetries}
+	if ccfg.ForwardURL != "" {
+		// Lines still to forward when the run ends would wait for the
+		// next run: the external index must have the whole crawl too.
+		rule.groups = append(rule.groups, [2]string{ccfg.ForwardGroup(), ccfg.Topic()})
+	}
 	if rcfg != nil {
 		rule.groups = append(rule.groups, [2]string{rcfg.Group(), rcfg.ToRenderTopic()})
 		rcfg.ClamdAddr = cfg.ClamdAddr
