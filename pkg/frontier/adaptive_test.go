@@ -65,11 +65,17 @@ func TestAdaptiveRecrawl(t *testing.T) {
 			mustEqual(t, tc.name+" (held)", tc.c.HeldByAdaptive(ck.now()), tc.held)
 		}
 		ctx := context.Background()
-		for _, n := range []int64{2, 3} {
-			if err := f.CountAdaptiveSaved(ctx, "20260101000000", n); err != nil {
+		for _, urls := range [][]string{{"http://a/2", "http://a/8"}, {"http://a/2", "http://a/9", "http://a/10"}, nil} {
+			if err := f.CountAdaptiveSaved(ctx, "20260101000000", urls); err != nil {
 				t.Fatal(err)
 			}
 		}
-		mustEqual(t, "saved in the launch", totals(t, f).AdaptiveSaved["20260101000000"], int64(5))
+		if err := f.CountAdaptiveSaved(ctx, "", []string{"http://a/2"}); err != nil {
+			t.Fatal(err)
+		}
+		saved := totals(t, f).AdaptiveSaved
+		mustEqual(t, "saved in the launch (each URL once)", saved["20260101000000"], int64(4))
+		mustEqual(t, "saved outside launches", saved[""], int64(1))
+		mustEqual(t, "launches", len(saved), 2)
 	})
 }

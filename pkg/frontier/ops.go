@@ -223,20 +223,58 @@ type Totals struct {
 	Novel, NovelBytes int64
 	ByStatus          map[int]int64
 	// AdaptiveSaved counts, by launch id ("" for URIs of no launch), the
-	// fetches adaptive recrawl saved (CountAdaptiveSaved).
+	// distinct URLs adaptive recrawl held back (CountAdaptiveSaved).
 	AdaptiveSaved map[string]int64
 }
 
-// adaptiveSavedField prefixes the stats fields of CountAdaptiveSaved.
-const adaptiveSavedField = "adaptiveSaved:"
+// Keys of the adaptive recrawl savings: the launches that have any, and
+// per launch a HyperLogLog of the URLs held back, so a URL offered many
+// times (found on many pages) counts once, in 12 KB whatever the crawl's
+// size.
+const (
+	adaptiveLaunchesKey = "adaptive-launches"
+	adaptiveSavedKey    = "adaptive-saved:"
+)
 
-// CountAdaptiveSaved adds n to the fetches adaptive recrawl saved in the
-// launch of that id, kept with the totals.
-func (f *Frontier) CountAdaptiveSaved(ctx context.Context, launchID string, n int64) error {
-	if err := f.rdb.HIncrBy(ctx, f.prefixes[0]+"stats", adaptiveSavedField+launchID, n).Err(); err != nil {
+// CountAdaptiveSaved records urls as fetches adaptive recrawl saved in
+// the launch of that id ("" for none), kept with the totals.
+func (f *Frontier) CountAdaptiveSaved(ctx context.Context, launchID string, urls []string) error {
+	if len(urls) == 0 {
+		return nil
+	}
+	els := make([]any, len(urls))
+	for i, u := range urls {
+		els[i] = u
+	}
+	p := f.prefixes[0]
+	_, err := f.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		pipe.SAdd(ctx, p+adaptiveLaunchesKey, launchID)
+		pipe.PFAdd(ctx, p+adaptiveSavedKey+launchID, els...)
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("frontier %s count adaptive recrawl savings: %w", f.name, err)
 	}
 	return nil
+}
+
+// adaptiveSaved reads the savings of every launch (estimates within about
+// 1%, as HyperLogLog counts).
+func (f *Frontier) adaptiveSaved(ctx context.Context) (map[string]int64, error) {
+	p := f.prefixes[0]
+	ids, err := f.rdb.SMembers(ctx, p+adaptiveLaunchesKey).Result()
+	if err != nil {
+		return nil, fmt.Errorf("frontier %s adaptive recrawl savings: %w", f.name, err)
+	}
+	out := make(map[string]int64, len(ids))
+	for _, id := range ids {
+		n, err := f.rdb.PFCount(ctx, p+adaptiveSavedKey+id).Result()
+		if err != nil {
+			return nil, fmt.Errorf("frontier %s adaptive recrawl savings of %q: %w", f.name, id, err)
+		}
+		out[id] = n
+	}
+	return out, nil
 }
 
 // Totals reads the counters of every shard.
@@ -249,7 +287,7 @@ func (f *Frontier) Totals(ctx context.Context) (Totals, error) {
 	if _, err := pipe.Exec(ctx); err != nil {
 		return Totals{}, fmt.Errorf("frontier %s totals: %w", f.name, err)
 	}
-	t := Totals{ByStatus: map[int]int64{}, AdaptiveSaved: map[string]int64{}}
+	t := Totals{ByStatus: map[int]int64{}}
 	for _, c := range cmds {
 		for k, v := range c.Val() {
 			n, _ := strconv.ParseInt(v, 10, 64)
@@ -264,8 +302,6 @@ func (f *Frontier) Totals(ctx context.Context) (Totals, error) {
 				t.Novel += n
 			case k == "novelBytes":
 				t.NovelBytes += n
-			case strings.HasPrefix(k, adaptiveSavedField):
-				t.AdaptiveSaved[strings.TrimPrefix(k, adaptiveSavedField)] += n
 			case strings.HasPrefix(k, "status:"):
 				if code, err := strconv.Atoi(strings.TrimPrefix(k, "status:")); err == nil {
 					t.ByStatus[code] += n
@@ -277,6 +313,11 @@ func (f *Frontier) Totals(ctx context.Context) (Totals, error) {
 			}
 		}
 	}
+	saved, err := f.adaptiveSaved(ctx)
+	if err != nil {
+		return Totals{}, err
+	}
+	t.AdaptiveSaved = saved
 	return t, nil
 }
 

@@ -31,7 +31,7 @@ type Dedup struct {
 	// headers cost; nor is it entered in the digest index. 0: any size.
 	MinPayloadBytes int64 `yaml:"minPayloadBytes"`
 	// DigestIndexMaxEntries bounds the digest index of each stream: past
-	// it the oldest entries are dropped (about 300 bytes each in Redis).
+	// it the oldest entries are dropped (about 360 bytes each in Redis).
 	DigestIndexMaxEntries int64 `yaml:"digestIndexMaxEntries"`
 }
 

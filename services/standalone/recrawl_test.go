@@ -24,6 +24,7 @@ type capture struct {
 	status   int
 	refersTo string // WARC-Refers-To-Target-URI of a revisit
 	refDate  string
+	digest   string // WARC-Payload-Digest
 }
 
 // eachRecord calls fn for every record of the WARC file name, in order.
@@ -70,7 +71,8 @@ func capturesByURL(t *testing.T, files []string) map[string][]capture {
 			resp.Body.Close()
 			out[h.Get(gowarc.WarcTargetURI)] = append(out[h.Get(gowarc.WarcTargetURI)], capture{
 				typ: typ, status: resp.StatusCode,
-				refersTo: h.Get(gowarc.WarcRefersToTargetURI), refDate: h.Get(gowarc.WarcRefersToDate)})
+				refersTo: h.Get(gowarc.WarcRefersToTargetURI), refDate: h.Get(gowarc.WarcRefersToDate),
+				digest: h.Get(gowarc.WarcPayloadDigest)})
 		})
 	}
 	return out

@@ -1,6 +1,7 @@
 package standalone
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -40,6 +41,9 @@ type Summary struct {
 	// Queued and InFlight are what the frontier still holds; a later run
 	// on the same data directory crawls them.
 	Queued, InFlight int64
+	// AdaptiveSaved counts by launch id the fetches adaptive recrawl
+	// saved (frontier.recrawlAdaptive).
+	AdaptiveSaved map[string]int64
 }
 
 func summarise(ctx context.Context, cfg Config, wcfg worker.Config, ccfg cdxwriter.Config, w *worker.Worker, ix *cdxindex.Index, elapsed time.Duration, redisKind string) (*Summary, error) {
@@ -52,7 +56,7 @@ func summarise(ctx context.Context, cfg Config, wcfg worker.Config, ccfg cdxwrit
 		return nil, err
 	}
 	s := &Summary{URIs: t.URIs, Bytes: t.Bytes, ByStatus: t.ByStatus, WARCDir: wcfg.WARCDir(), Queued: st.Queued, InFlight: st.InFlight,
-		CDXPath: ccfg.IndexDir(), Elapsed: elapsed, RedisKind: redisKind}
+		CDXPath: ccfg.IndexDir(), Elapsed: elapsed, RedisKind: redisKind, AdaptiveSaved: t.AdaptiveSaved}
 	s.WARCFiles, _ = filepath.Glob(filepath.Join(wcfg.WARCDir(), "*.warc.gz"))
 	sort.Strings(s.WARCFiles)
 	s.CDXLines, _ = ix.Count(ccfg.Collection())
@@ -89,6 +93,18 @@ func (s *Summary) Print(w io.Writer) {
 		for _, e := range f.Errors {
 			fmt.Fprintf(w, "    %v\n", e)
 		}
+	}
+	if len(s.AdaptiveSaved) > 0 {
+		ids := make([]string, 0, len(s.AdaptiveSaved))
+		for id := range s.AdaptiveSaved {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		parts := make([]string, len(ids))
+		for i, id := range ids {
+			parts[i] = fmt.Sprintf("launch %s: %d", cmp.Or(id, "(none)"), s.AdaptiveSaved[id])
+		}
+		fmt.Fprintf(w, "  adaptive recrawl saved fetches: %s\n", strings.Join(parts, ", "))
 	}
 	fmt.Fprintf(w, "  WARC files:    %d in %s\n", len(s.WARCFiles), s.WARCDir)
 	fmt.Fprintf(w, "  CDX:           %d lines in %s\n", s.CDXLines, s.CDXPath)

@@ -4,8 +4,11 @@ import (
 	"context"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/trawler-crawl/trawler/pkg/fetch"
 	"github.com/trawler-crawl/trawler/pkg/frontier"
+	"github.com/trawler-crawl/trawler/pkg/messages"
 	"github.com/trawler-crawl/trawler/pkg/recentdb"
 )
 
@@ -35,19 +38,56 @@ func (w *Worker) adapt(t *task, resp *fetch.Response) {
 }
 
 // countAdaptiveSaved counts, per launch, the candidates the frontier found
-// seen only because of their adaptive interval: the fetches it saved.
-func (w *Worker) countAdaptiveSaved(ctx context.Context, cands []frontier.Candidate, res []frontier.AdmitResult) {
+// seen only because of their adaptive interval: the fetches it saved (the
+// frontier counts each URL once per launch; the metric counts decisions).
+// It returns those candidates.
+func (w *Worker) countAdaptiveSaved(ctx context.Context, cands []frontier.Candidate, res []frontier.AdmitResult) []messages.Launch {
 	now := time.Now()
-	saved := map[string]int64{}
+	saved := map[string][]string{}
+	var held []messages.Launch
 	for i, r := range res {
 		if r.Verdict == frontier.Seen && cands[i].HeldByAdaptive(now) {
-			saved[cands[i].Launch.LaunchID()]++
+			l := cands[i].Launch
+			saved[l.LaunchID()] = append(saved[l.LaunchID()], l.URL)
+			held = append(held, l)
 		}
 	}
-	for id, n := range saved {
-		w.metrics.adaptiveSaved.Add(float64(n))
-		if err := w.front.CountAdaptiveSaved(ctx, id, n); err != nil {
+	for id, urls := range saved {
+		w.metrics.adaptiveSaved.Add(float64(len(urls)))
+		if err := w.front.CountAdaptiveSaved(ctx, id, urls); err != nil {
 			w.log.Warn("count adaptive recrawl savings", "launch", id, "err", err)
 		}
 	}
+	return held
+}
+
+// followHeld offers the outlinks kept with the last full capture of each
+// page adaptive recrawl held back, as a 304 page's are followed: a launch
+// that does not fetch an unchanged page still reaches what lies below it,
+// and fetches what is due there (the pages that change). Each held page is
+// expanded once per launch and worker: the admission cache answers for it
+// afterwards, which also ends cycles.
+func (w *Worker) followHeld(ctx context.Context, held []messages.Launch) ([]*kgo.Record, error) {
+	now := time.Now()
+	var children []messages.Launch
+	for _, parent := range held {
+		o, err := w.recent.Outlinks(ctx, parent.URL)
+		if err != nil {
+			w.log.Warn("read stored outlinks of a page adaptive recrawl held back", "url", parent.URL, "err", err)
+			continue
+		}
+		if o == nil {
+			continue
+		}
+		for _, l := range o.Links {
+			if messages.IsHop(string(l.Hop)) {
+				children = append(children, messages.ChildLaunch(parent, l.URL, string(l.Hop), now))
+			}
+		}
+		w.metrics.outlinksReplayed.Add(float64(len(o.Links)))
+	}
+	if len(children) == 0 {
+		return nil, nil
+	}
+	return w.admit(ctx, children, false, false)
 }

@@ -119,7 +119,7 @@ func (w *Worker) admit(ctx context.Context, ls []messages.Launch, launched, rejo
 	if err != nil {
 		return nil, err
 	}
-	w.countAdaptiveSaved(ctx, cands, res)
+	held := w.countAdaptiveSaved(ctx, cands, res)
 	if cacheable {
 		w.admitted.add(keysOf(w.admitted, cands, res))
 	}
@@ -148,6 +148,13 @@ func (w *Worker) admit(ctx context.Context, ls []messages.Launch, launched, rejo
 	}
 	if len(recs) > 0 {
 		w.nudge()
+	}
+	if len(held) > 0 {
+		below, err := w.followHeld(ctx, held)
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, below...)
 	}
 	return recs, nil
 }

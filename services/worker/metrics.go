@@ -70,7 +70,7 @@ func newMetrics(reg prometheus.Registerer, frontierName string) (*metrics, error
 		}),
 		outlinksReplayed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "trawler_worker_outlinks_replayed_total",
-			Help: "Outlinks of an earlier full capture followed again because the page answered 304 Not Modified.",
+			Help: "Outlinks of an earlier full capture followed again because the page answered 304 Not Modified or adaptive recrawl held it back.",
 		}),
 		crossURLRevisits: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "trawler_worker_cross_url_revisits_total",
@@ -78,7 +78,7 @@ func newMetrics(reg prometheus.Registerer, frontierName string) (*metrics, error
 		}),
 		adaptiveSaved: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "trawler_worker_adaptive_recrawl_saved_total",
-			Help: "Candidates not fetched because their adaptive recrawl interval had not run out, though a launch or the recrawl interval would have fetched them.",
+			Help: "Admission decisions that held a URI back because its adaptive recrawl interval had not run out, though a launch or the recrawl interval would have fetched it (a URI found on several pages counts each time).",
 		}),
 	}
 	for _, c := range []prometheus.Collector{m.fetches, m.bytes, m.fetchSeconds, m.candidates, m.launchesSkipped, m.warcErrors,
