@@ -19,7 +19,8 @@ import (
 
 const cdxUsage = `usage: trawler cdx index [--format cdxj|cdx11] [--sort] FILE.warc.gz...
        trawler cdx load --index DIR --collection NAME [--batch N] FILE...
-index writes one line per response, revisit and resource record to standard output;
+index writes one line per response, revisit, resource and metadata record (not
+warc-fields) to standard output;
 load adds WARC files, or CDX11/CDX9/CDXJ files (optionally gzipped), to an index.`
 
 func runCDX(ctx context.Context, args []string, stdout, stderr io.Writer) error {

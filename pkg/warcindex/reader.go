@@ -1,9 +1,12 @@
 // Package warcindex indexes WARC files offline: it reads .warc.gz files
 // (one gzip member per record, as ARCHITECTURE.md section 7 and every WARC
 // writer worth using produce them) and plain .warc files and yields a
-// cdx.Line for each response, revisit and resource record, with the exact
-// offset of the record's gzip member (or of the record, uncompressed) and
-// its length in the file: what a replay tool needs to read the record back.
+// cdx.Line for each response and revisit record and each resource and
+// metadata record that is not warc-fields, with the exact offset of the
+// record's gzip member (or of the record, uncompressed) and its length in
+// the file: what a replay tool needs to read the record back. The fields
+// follow the conventions of ARCHITECTURE.md section 11 (pywb's indexer's,
+// with the differences listed there).
 //
 // Member boundaries are found exactly by decompressing through a buffered
 // reader over a counting reader: the gzip decoder reads a flate stream

@@ -116,10 +116,7 @@ func diffLine(o cdx.Line, w warcioLine, rec *record) []string {
 	field("timestamp", o.Timestamp, w.timestamp)
 	field("url", o.Original, w.fields["url"])
 	field("mime", o.Mimetype, normMime(w.fields["mime"], rec))
-	// Status: for the non-HTTP responses, warcio.js writes the status its
-	// HTTP parser could not find as "", Trawler leaves the field out (as
-	// pywb does in CDXJ); both read as "" here, so they agree.
-	field("status", o.Status, w.fields["status"])
+	field("status", o.Status, normStatus(w.fields["status"], rec))
 	field("digest", o.Digest, normDigest(w.fields["digest"], o.Digest, rec))
 	field("redirect", o.Redirect, normRedirect(w.fields["http:location"], o.Status, o.Original))
 	field("length", strconv.FormatInt(o.Length, 10), w.fields["length"])
@@ -166,6 +163,18 @@ func normMime(theirs string, rec *record) string {
 	if theirs == "" && rec.Type == "response" && !rec.isHTTP() {
 		m, _, _ := strings.Cut(rec.ContentType, ";")
 		return strings.ToLower(strings.TrimSpace(m))
+	}
+	return theirs
+}
+
+// normStatus: for a response that is not HTTP (a dns: lookup), warcio.js
+// parses the block as an HTTP header anyway and writes the status it could
+// not find as ""; Trawler writes 200, as pywb does (it makes up a "200 OK"
+// header for such a record) and jwarc's CDX11. warcio.js's empty value is
+// replaced by 200 only there. (A resource's status is empty in both.)
+func normStatus(theirs string, rec *record) string {
+	if theirs == "" && rec.Type == "response" && !rec.isHTTP() {
+		return "200"
 	}
 	return theirs
 }
