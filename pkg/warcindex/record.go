@@ -29,6 +29,22 @@ type record struct {
 	line     cdx.Line
 	indexed  bool  // a record that gets a line (see indexedType)
 	err      error // why an indexed record has no line
+	// facts are what IndexFiles matches a server-not-modified revisit and
+	// its original by; set for indexed response and revisit records.
+	facts recordFacts
+}
+
+// recordFacts are the header fields that name a record and, for a
+// server-not-modified revisit, the original it repeats. Record ids are
+// kept without their angle brackets and digests as written.
+type recordFacts struct {
+	response      bool   // a response record
+	id            string // WARC-Record-ID
+	payloadDigest string // WARC-Payload-Digest
+	// notModified marks a revisit of profile server-not-modified (either
+	// WARC version's URI); the refersTo fields are set only then.
+	notModified                         bool
+	refersTo, refersToURI, refersToDate string
 }
 
 // readRecord reads one record from br: the header, the block (of which
@@ -71,6 +87,9 @@ func readRecord(br *bufio.Reader) (record, int64, error) {
 	if indexedType(rec.warcType, hdr.get("Content-Type")) {
 		rec.indexed = true
 		rec.line, rec.err = indexLine(rec.warcType, hdr, httpHead)
+		if rec.warcType == "response" || rec.warcType == "revisit" {
+			rec.facts = factsOf(rec.warcType, hdr)
+		}
 	}
 	return rec, n, nil
 }
@@ -91,6 +110,24 @@ func indexedType(warcType, contentType string) bool {
 		return m != "application/warc-fields" && (warcType == "resource" || m != "text/anvl")
 	}
 	return false
+}
+
+// factsOf reads the recordFacts of a response or revisit record.
+func factsOf(warcType string, h warcHeader) recordFacts {
+	f := recordFacts{response: warcType == "response", id: trimID(h.get("WARC-Record-ID")), payloadDigest: h.get("WARC-Payload-Digest")}
+	if warcType == "revisit" && isNotModifiedProfile(h.get("WARC-Profile")) {
+		f.notModified = true
+		f.refersTo = trimID(h.get("WARC-Refers-To"))
+		f.refersToURI = trimID(h.get("WARC-Refers-To-Target-URI"))
+		f.refersToDate = h.get("WARC-Refers-To-Date")
+	}
+	return f
+}
+
+// isNotModifiedProfile matches the server-not-modified revisit profile of
+// WARC 1.0 and 1.1 (http://netpreserve.org/warc/1.x/revisit/server-not-modified).
+func isNotModifiedProfile(p string) bool {
+	return strings.HasSuffix(strings.ToLower(strings.TrimSpace(p)), "/revisit/server-not-modified")
 }
 
 // trimID drops the angle brackets WARC 1.0 puts around a URI field.
