@@ -189,6 +189,7 @@ func compareNotModified(bad *failures, paths []string, perRecord []cdx.Line, rec
 			bad.add("%s (a 304 pointing at %s): %s", rev, orig, d)
 		}
 	}
+	bad.t.Logf("trawler cdx index of the %d files points %d 304s at their originals", len(paths), resolved)
 	if resolved == 0 && len(perRecord) > 0 {
 		for _, r := range recs {
 			if r.Type == "revisit" && strings.HasSuffix(r.Profile, "/revisit/server-not-modified") && original(r) != nil {
