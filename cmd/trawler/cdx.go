@@ -19,7 +19,9 @@ import (
 
 const cdxUsage = `usage: trawler cdx index [--format cdxj|cdx11] [--sort] FILE.warc.gz...
        trawler cdx load --index DIR --collection NAME [--batch N] FILE...
-index writes one line per response, revisit and resource record to standard output;
+index writes one line per response, revisit, resource and metadata record (not
+warc-fields) to standard output; the line of a 304 (server-not-modified revisit)
+whose original response is among the files points at that original, for replay;
 load adds WARC files, or CDX11/CDX9/CDXJ files (optionally gzipped), to an index.`
 
 func runCDX(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -87,14 +89,12 @@ func runCDXIndex(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	pr := &problems{w: stderr}
-	for _, path := range fs.Args() {
-		_, err := warcindex.IndexFile(ctx, path, emit, func(e *warcindex.RecordError) { pr.report(e) })
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err != nil {
-			pr.report(err)
-		}
+	st, err := warcindex.IndexFiles(ctx, fs.Args(), emit, warcindex.FilesOptions{OnError: pr.report})
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("write output: %w", err)
 	}
 	sort.Strings(held)
 	for _, l := range held {
@@ -103,7 +103,18 @@ func runCDXIndex(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := out.Flush(); err != nil {
 		return fmt.Errorf("write output: %w", err)
 	}
+	warnNotModified(stderr, st.NotModified)
 	return pr.err()
+}
+
+// warnNotModified says how many 304s kept an ordinary revisit line and
+// why. It is a warning, not an error: the lines are what pywb's indexer
+// writes, but pywb replays such a capture as an empty 304.
+func warnNotModified(w io.Writer, n warcindex.NotModified) {
+	if u := n.Unresolved(); u > 0 {
+		fmt.Fprintf(w, "warning: %d server-not-modified revisits (304s) keep an ordinary revisit line (mime warc/revisit), not their original's: %s\n",
+			u, n.Reasons())
+	}
 }
 
 func runCDXLoad(ctx context.Context, args []string, stderr io.Writer) error {
@@ -130,8 +141,24 @@ func runCDXLoad(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	l := &loader{ix: ix, collection: *collection, batch: *batch, pr: &problems{w: stderr}, out: stderr}
+	// WARC files are indexed together, as `cdx index` indexes them, so
+	// that a 304 in one points at its original in another.
+	var warcs []string
 	for _, path := range fs.Args() {
-		if err := l.file(ctx, path); err != nil {
+		isWARC, err := l.file(ctx, path)
+		if isWARC {
+			warcs = append(warcs, path)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				_ = ix.Close()
+				return err
+			}
+			l.pr.report(err)
+		}
+	}
+	if len(warcs) > 0 {
+		if err := l.warcs(ctx, warcs); err != nil {
 			if ctx.Err() != nil {
 				_ = ix.Close()
 				return err
@@ -156,24 +183,26 @@ type loader struct {
 	out        io.Writer
 }
 
-func (l *loader) file(ctx context.Context, path string) error {
+// file loads path if it holds CDX lines and reports whether it is a WARC
+// file instead, left for warcs.
+func (l *loader) file(ctx context.Context, path string) (isWARC bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("load: %w", err)
+		return false, fmt.Errorf("load: %w", err)
 	}
 	defer func() { _ = f.Close() }()
-	isWARC, err := warcindex.IsWARC(f)
-	if err != nil {
-		return fmt.Errorf("load %s: %w", path, err)
+	if isWARC, err = warcindex.IsWARC(f); err != nil {
+		return false, fmt.Errorf("load %s: %w", path, err)
 	}
 	if isWARC {
-		return l.warc(ctx, path)
+		return true, nil
 	}
-	return l.cdxFile(ctx, path, f)
+	return false, l.cdxFile(ctx, path, f)
 }
 
-// warc indexes a WARC file and puts its lines in batches.
-func (l *loader) warc(ctx context.Context, path string) error {
+// warcs indexes WARC files as one set (warcindex.IndexFiles) and puts
+// their lines in batches.
+func (l *loader) warcs(ctx context.Context, paths []string) error {
 	lines := make([]cdx.Line, 0, l.batch)
 	var added int
 	flush := func() error {
@@ -187,17 +216,23 @@ func (l *loader) warc(ctx context.Context, path string) error {
 		lines = lines[:0]
 		return nil
 	}
-	st, err := warcindex.IndexFile(ctx, path, func(ln cdx.Line) error {
+	st, err := warcindex.IndexFiles(ctx, paths, func(ln cdx.Line) error {
 		lines = append(lines, ln)
 		if len(lines) >= l.batch {
 			return flush()
 		}
 		return nil
-	}, func(e *warcindex.RecordError) { l.pr.report(e) })
+	}, warcindex.FilesOptions{
+		OnError: l.pr.report,
+		OnFile: func(path string, st warcindex.Stats) {
+			fmt.Fprintf(l.out, "%s: %d lines from %d records, %d records skipped\n", path, st.Indexed, st.Records, st.Errors)
+		},
+	})
 	if err == nil {
 		err = flush()
 	}
-	fmt.Fprintf(l.out, "%s: %d lines loaded from %d records, %d records skipped\n", path, added, st.Records, st.Errors)
+	fmt.Fprintf(l.out, "%d of %d WARC files read: %d lines loaded\n", st.Files, len(paths), added)
+	warnNotModified(l.out, st.NotModified)
 	return err
 }
 

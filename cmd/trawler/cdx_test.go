@@ -159,7 +159,8 @@ func TestCDXLoadCommand(t *testing.T) {
 
 // mixedTestWARC writes the records `cdx index` and `cdx load` must agree
 // on: a response larger than the indexer's read buffer, a relative
-// redirect, a server-not-modified revisit and a dns: lookup.
+// redirect, a server-not-modified revisit of the first (whose line points
+// at it) and a dns: lookup.
 func mixedTestWARC(t *testing.T) string {
 	t.Helper()
 	var closed []warcwriter.ClosedFile
@@ -214,8 +215,9 @@ func TestCDXLoadMatchesIndex(t *testing.T) {
 		}
 		indexed = append(indexed, l)
 	}
-	wantMimes := []string{"text/plain", "text/plain", cdx.RevisitMime, "text/dns"}
-	if len(indexed) != 4 || indexed[1].Redirect != "http://example.org/new" || indexed[3].Digest == "" {
+	wantMimes := []string{"text/plain", "text/plain", "text/plain", "text/dns"}
+	if len(indexed) != 4 || indexed[1].Redirect != "http://example.org/new" || indexed[3].Digest == "" ||
+		indexed[2].Offset != indexed[0].Offset || indexed[2].Timestamp != "20240506070811" {
 		t.Fatalf("cdx index output:\n%s", out)
 	}
 	for i, l := range indexed {
@@ -243,22 +245,85 @@ func TestCDXLoadMatchesIndex(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %q: %v", q, s, err)
 			}
-			if l.Status == "0" { // the index's model: no status is 0 (dns:)
-				l.Status = ""
-			}
 			loaded = append(loaded, l)
 		}
 	}
 	if len(loaded) != len(indexed) {
 		t.Fatalf("loaded %d lines, indexed %d", len(loaded), len(indexed))
 	}
+	// A 304's line has its original's location: captures are told apart
+	// by time too.
 	byLoc := map[string]cdx.Line{}
 	for _, l := range loaded {
-		byLoc[fmt.Sprint(l.Filename, l.Offset)] = l
+		byLoc[fmt.Sprint(l.Filename, l.Offset, l.Timestamp)] = l
 	}
 	for _, l := range indexed {
-		if got := byLoc[fmt.Sprint(l.Filename, l.Offset)]; got != l {
+		if got := byLoc[fmt.Sprint(l.Filename, l.Offset, l.Timestamp)]; got != l {
 			t.Errorf("loaded\n%s\nindexed\n%s", got.CDX11(), l.CDX11())
 		}
+	}
+}
+
+// `cdx index` points the line of a 304 at its original response in
+// another of the files given, keeps an ordinary revisit line for one whose
+// original is not among them and says so on stderr (exit 0: the lines are
+// still good), in file order or, with --sort, sorted.
+func TestCDXIndexNotModified(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
+	t1 := t0.Add(24 * time.Hour)
+	const digest = "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"
+	writeFile := func(prefix string, caps ...warcwriter.Capture) (warcwriter.ClosedFile, []warcwriter.Location) {
+		var closed []warcwriter.ClosedFile
+		w, err := warcwriter.New(warcwriter.Config{Dir: t.TempDir(), Prefix: prefix, Hostname: "h"},
+			warcwriter.WithBufferDir(t.TempDir()), warcwriter.WithOnClose(func(cf warcwriter.ClosedFile) { closed = append(closed, cf) }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var locs []warcwriter.Location
+		for _, c := range caps {
+			c.Request, c.PayloadDigest = []byte("GET / HTTP/1.1\r\n\r\n"), digest
+			loc, err := w.WriteCapture(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			locs = append(locs, loc)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return closed[0], locs
+	}
+	resp := func(s string) (*strings.Reader, int64) { return strings.NewReader(s), int64(len(s)) }
+	page, pageLen := resp("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\nhello")
+	f1, l1 := writeFile("FIRST", warcwriter.Capture{URL: "http://example.org/", Date: t0, Response: page, ResponseLength: pageLen})
+	nm1, nm1Len := resp("HTTP/1.1 304 Not Modified\r\n\r\n")
+	nm2, nm2Len := resp("HTTP/1.1 304 Not Modified\r\n\r\n")
+	f2, l2 := writeFile("SECOND",
+		warcwriter.Capture{URL: "http://example.org/", Date: t1, Response: nm1, ResponseLength: nm1Len,
+			Revisit: &warcwriter.Revisit{RefersToURI: "http://example.org/", RefersToDate: t0, RefersToRecordID: l1[0].RecordID, NotModified: true}},
+		warcwriter.Capture{URL: "http://example.org/elsewhere", Date: t1, Response: nm2, ResponseLength: nm2Len,
+			Revisit: &warcwriter.Revisit{RefersToURI: "http://example.org/elsewhere", RefersToDate: t0, NotModified: true}})
+
+	code, out, errOut := runCLI(t, "cdx", "index", "--format", "cdx11", f2.Path, f1.Path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := " CDX N b a m s k r M S V g\n" +
+		fmt.Sprintf("org,example)/ 20240507070809 http://example.org/ text/html 200 3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ - - %d %d %s\n", l1[0].Length, l1[0].Offset, f1.Name) +
+		fmt.Sprintf("org,example)/elsewhere 20240507070809 http://example.org/elsewhere warc/revisit 304 3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ - - %d %d %s\n", l2[1].Length, l2[1].Offset, f2.Name) +
+		fmt.Sprintf("org,example)/ 20240506070809 http://example.org/ text/html 200 3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ - - %d %d %s\n", l1[0].Length, l1[0].Offset, f1.Name)
+	if out != want {
+		t.Errorf("output:\n%s\nwant\n%s", out, want)
+	}
+	if wantErr := "warning: 1 server-not-modified revisits (304s) keep an ordinary revisit line (mime warc/revisit), not their original's: 1 because their original is not in the files given\n"; errOut != wantErr {
+		t.Errorf("stderr %q, want %q", errOut, wantErr)
+	}
+
+	code, out, _ = runCLI(t, "cdx", "index", "--sort", "--format", "cdx11", f2.Path, f1.Path)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if code != 0 || len(lines) != 4 || lines[1] != strings.Split(want, "\n")[3] || lines[2] != strings.Split(want, "\n")[1] ||
+		!strings.HasPrefix(lines[3], "org,example)/elsewhere ") {
+		t.Errorf("sorted: exit %d\n%s", code, out)
 	}
 }

@@ -38,14 +38,19 @@ type Line struct {
 // no CDX key can be computed for its URL, or when it describes a WARC record
 // that is not indexed (request, metadata).
 //
-// The timestamp is the fetch start (start_time_plus_duration), which is what
+// The fields follow the conventions of ARCHITECTURE.md section 11, the
+// same as the offline indexer (pkg/warcindex) reads from the record. The
+// timestamp is the fetch start (start_time_plus_duration), which is what
 // Heritrix and Trawler's WARC writer use for WARC-Date, falling back to the
 // event timestamp. Revisits (warc_type revisit, or any "duplicate:"
 // annotation: duplicate:digest for identical-payload-digest,
 // duplicate:server-not-modified for a 304) get mimetype warc/revisit as
-// pywb expects, and the event's content_digest, which for a revisit is the
-// payload digest of the record it repeats. A dns: event's digest is that of
-// the answer, the record's block.
+// pywb expects, the event's HTTP status, and the event's content_digest,
+// which for a revisit is the payload digest of the record it repeats. A
+// dns: event's status is 200 (its own is Heritrix's 1), as pywb and jwarc
+// index the record, and its digest is that of the answer, the record's
+// block. A resource record (a renderer's screenshot) has no status, as
+// pywb indexes it.
 //
 // A 304 capture whose event names its original (ExtraOriginal) gets the
 // original record's line under its own URL and timestamp, so that it
@@ -86,9 +91,7 @@ func FromCrawled(ev messages.Crawled) (Line, bool) {
 	if ev.WarcLength != nil && *ev.WarcLength > 0 {
 		l.Length = *ev.WarcLength
 	}
-	if ev.StatusCode >= 100 && ev.StatusCode <= 999 {
-		l.Status = itoa(int64(ev.StatusCode))
-	}
+	l.Status = eventStatus(ev)
 	if isRevisit(ev) {
 		l.Mimetype = RevisitMime
 	}
@@ -103,6 +106,25 @@ func FromCrawled(ev messages.Crawled) (Line, bool) {
 
 // statusNotModified is the 304 whose line points at its original.
 const statusNotModified = 304
+
+// eventStatus is the status field of an event's line.
+func eventStatus(ev messages.Crawled) string {
+	switch {
+	case ev.WarcType == "resource":
+		return ""
+	case isDNS(ev.URL):
+		return "200"
+	case ev.StatusCode >= 100 && ev.StatusCode <= 999:
+		return itoa(int64(ev.StatusCode))
+	}
+	return ""
+}
+
+// isDNS reports whether u is a dns: URI, whose record is a text/dns
+// response rather than an HTTP message.
+func isDNS(u string) bool {
+	return len(u) >= 4 && strings.EqualFold(u[:4], "dns:")
+}
 
 // baseMime drops content-type parameters ("text/html; charset=utf-8" ->
 // "text/html"), as CDX indexers do.

@@ -87,7 +87,7 @@ func TestFromCrawledCases(t *testing.T) {
 
 	dns := base()
 	dns.URL, dns.StatusCode, dns.Mimetype = "dns:www.example.com", 1, "text/dns"
-	if l, ok := FromCrawled(dns); !ok || l.URLKey != "dns:www.example.com" || l.Status != "" {
+	if l, ok := FromCrawled(dns); !ok || l.URLKey != "dns:www.example.com" || l.Status != "200" {
 		t.Errorf("dns: %+v %v", l, ok)
 	}
 
@@ -122,43 +122,48 @@ func TestFromCrawledCases(t *testing.T) {
 	}
 }
 
-// The lines the live index builds for the captures the offline indexer
-// (pkg/warcindex) reads back from the WARC: a dns: lookup with the digest
-// of its answer, both kinds of revisit as warc/revisit with the payload
-// digest the event carries (for a 304, the original's), and a redirect
-// without a redirect field, since a crawled event has no Location.
+// The lines the live index builds for each kind of capture, checked
+// against testdata/record-kinds.cdx11 and .cdxj (the conventions of
+// ARCHITECTURE.md section 11, which the offline indexer, pkg/warcindex,
+// follows reading the records): a page, a redirect with the event's
+// location, both kinds of revisit as warc/revisit with their HTTP status
+// and the payload digest the event carries (for a 304, the original's), a
+// dns: lookup as status 200 with the digest of its answer, a renderer's
+// resource without a status, and a proxy's response. The proxy's request
+// and metadata records, and a failed fetch, get no line.
 func TestFromCrawledRecordKinds(t *testing.T) {
-	ev := func(url string, status int, mime, annotations, digest string) messages.Crawled {
-		return messages.Crawled{
-			Timestamp: "2024-01-17T09:00:03.120Z", URL: url, StatusCode: status, Mimetype: mime,
-			Annotations: annotations, ContentDigest: messages.String(digest),
-			StartTimePlusDuration: "20240117090002801+319",
-			WarcFilename:          messages.String("f.warc.gz"), WarcOffset: messages.Int64(500), WarcLength: messages.Int64(300),
+	data, err := os.ReadFile("testdata/record-kinds.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cdx11, cdxj []string
+	for i, s := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		ev, err := messages.DecodeCrawled([]byte(s))
+		if err != nil {
+			t.Fatalf("event %d: %v", i+1, err)
+		}
+		if l, ok := FromCrawled(ev); ok {
+			cdx11, cdxj = append(cdx11, l.CDX11()), append(cdxj, l.CDXJ())
 		}
 	}
-	tests := []struct {
-		name string
-		ev   messages.Crawled
-		want string // CDX11
-	}{
-		{"dns lookup", ev("dns:www.example.com", 1, "text/dns", "", "sha1:BPV2MSSWCDTJGWAJYCYQSPONLUPHDJLN"),
-			"dns:www.example.com 20240117090002 dns:www.example.com text/dns - BPV2MSSWCDTJGWAJYCYQSPONLUPHDJLN - - 300 500 f.warc.gz"},
-		{"identical-payload-digest revisit", ev("http://example.com/", 200, "text/html", "duplicate:digest", "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"),
-			"com,example)/ 20240117090002 http://example.com/ warc/revisit 200 3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ - - 300 500 f.warc.gz"},
-		{"server-not-modified revisit", ev("http://example.com/", 304, "text/html", "ip:192.0.2.1,duplicate:server-not-modified", "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"),
-			"com,example)/ 20240117090002 http://example.com/ warc/revisit 304 3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ - - 300 500 f.warc.gz"},
-		{"revisit annotation after a space", ev("http://example.com/", 304, "", "3t, duplicate:server-not-modified", "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"),
-			"com,example)/ 20240117090002 http://example.com/ warc/revisit 304 3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ - - 300 500 f.warc.gz"},
-		{"redirect", ev("http://example.com/old", 301, "text/html", "", "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"),
-			"com,example)/old 20240117090002 http://example.com/old text/html 301 3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ - - 300 500 f.warc.gz"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			l, ok := FromCrawled(tc.ev)
-			if !ok || l.CDX11() != tc.want {
-				t.Errorf("FromCrawled = %v\n%s\nwant\n%s", ok, l.CDX11(), tc.want)
+	for _, g := range []struct {
+		file string
+		got  []string
+	}{{"testdata/record-kinds.cdx11", cdx11}, {"testdata/record-kinds.cdxj", cdxj}} {
+		want, err := os.ReadFile(g.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantLines := strings.Split(strings.TrimSpace(string(want)), "\n")
+		if len(g.got) != len(wantLines) {
+			t.Errorf("%s: %d lines, want %d:\n%s", g.file, len(g.got), len(wantLines), strings.Join(g.got, "\n"))
+			continue
+		}
+		for i := range wantLines {
+			if g.got[i] != wantLines[i] {
+				t.Errorf("%s line %d:\n got %s\nwant %s", g.file, i+1, g.got[i], wantLines[i])
 			}
-		})
+		}
 	}
 }
 

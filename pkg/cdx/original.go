@@ -18,7 +18,7 @@ import (
 // record replays as an empty "304 Not Modified". The index line of such a
 // capture therefore points at the original record instead: the capture's
 // URL and timestamp, the original's status, mime, digest and location
-// (docs/architecture.md, "Replay of 304 captures").
+// (docs/architecture.md section 11.2).
 const ExtraOriginal = "original"
 
 // Original is the full record a 304 capture stands for.

@@ -7,7 +7,7 @@ import (
 )
 
 // Dedup says which captures are written as revisit records
-// (docs/architecture.md section 11, "De-duplication"). A payload the
+// (docs/architecture.md section 11.3). A payload the
 // recently-crawled DB holds for the same URL is always a candidate; the
 // digest index adds payloads first captured under other URLs.
 type Dedup struct {

@@ -16,7 +16,19 @@ import (
 // filename in the lines is the base name of path. It returns an error when
 // the file cannot be opened or read, emit fails or ctx is done; skipped
 // records are not errors of the call.
+//
+// Each record gets its own line: a server-not-modified revisit keeps an
+// ordinary revisit line, since its original may be in another file (see
+// IndexFiles).
 func IndexFile(ctx context.Context, path string, emit func(cdx.Line) error, onError func(*RecordError)) (Stats, error) {
+	return eachRecord(ctx, path, func(l cdx.Line, _ recordFacts) error { return emit(l) }, onError)
+}
+
+// eachRecord reads the WARC file at path and calls fn with the line and
+// facts of each indexed record, in file order, and onError (if not nil)
+// with each record it skipped. An error of fn is returned wrapped with the
+// path.
+func eachRecord(ctx context.Context, path string, fn func(cdx.Line, recordFacts) error, onError func(*RecordError)) (Stats, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Stats{}, fmt.Errorf("index warc: %w", err)
@@ -30,7 +42,7 @@ func IndexFile(ctx context.Context, path string, emit func(cdx.Line) error, onEr
 		if err := ctx.Err(); err != nil {
 			return r.Stats(), fmt.Errorf("index warc %s: %w", path, err)
 		}
-		l, err := r.Next()
+		l, facts, err := r.next()
 		var rerr *RecordError
 		switch {
 		case errors.Is(err, io.EOF):
@@ -42,7 +54,7 @@ func IndexFile(ctx context.Context, path string, emit func(cdx.Line) error, onEr
 		case err != nil:
 			return r.Stats(), err
 		default:
-			if err := emit(l); err != nil {
+			if err := fn(l, facts); err != nil {
 				return r.Stats(), fmt.Errorf("index warc %s: %w", path, err)
 			}
 		}

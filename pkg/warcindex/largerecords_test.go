@@ -146,7 +146,7 @@ func writeBigWARC(t *testing.T) bigWARC {
 		t.Fatal(err)
 	}
 	bw.want[loc.Offset] = cdx.Line{URLKey: "dns:example.org", Timestamp: "20240304050607", Original: "dns:example.org",
-		Mimetype: "text/dns", Digest: sha1B32(answer), Offset: loc.Offset, Length: loc.Length}
+		Mimetype: "text/dns", Status: "200", Digest: sha1B32(answer), Offset: loc.Offset, Length: loc.Length}
 	for i := 80; i < 100; i++ {
 		page(i, 2000)
 	}
@@ -217,8 +217,9 @@ func (bw bigWARC) offsetOf(i int, plain bool) int64 {
 	return off
 }
 
-// padRecord is a metadata record (not indexed) of exactly size bytes, or
-// of size bytes once gzipped (stored, so the size can be hit exactly).
+// padRecord is a warc-fields metadata record (not indexed) of exactly size
+// bytes, or of size bytes once gzipped (stored, so the size can be hit
+// exactly).
 func padRecord(t *testing.T, size int64, gz bool) []byte {
 	t.Helper()
 	// The block length is solved for; a step in the size of the rest (one
@@ -228,7 +229,7 @@ func padRecord(t *testing.T, size int64, gz bool) []byte {
 		uri := "http://pad.example/" + strings.Repeat("x", extra)
 		n := size / 2
 		for range 20 {
-			rec := []byte(rawRecord("metadata", uri, "2024-03-04T05:06:07Z", "text/plain", strings.Repeat("p", int(max(n, 0)))))
+			rec := []byte(rawRecord("metadata", uri, "2024-03-04T05:06:07Z", "application/warc-fields", strings.Repeat("p", int(max(n, 0)))))
 			if gz {
 				var buf bytes.Buffer
 				zw, err := gzip.NewWriterLevel(&buf, gzip.NoCompression)

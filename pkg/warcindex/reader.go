@@ -1,9 +1,17 @@
 // Package warcindex indexes WARC files offline: it reads .warc.gz files
 // (one gzip member per record, as ARCHITECTURE.md section 7 and every WARC
 // writer worth using produce them) and plain .warc files and yields a
-// cdx.Line for each response, revisit and resource record, with the exact
-// offset of the record's gzip member (or of the record, uncompressed) and
-// its length in the file: what a replay tool needs to read the record back.
+// cdx.Line for each response and revisit record and each resource and
+// metadata record that is not warc-fields, with the exact offset of the
+// record's gzip member (or of the record, uncompressed) and its length in
+// the file: what a replay tool needs to read the record back. The fields
+// follow the conventions of ARCHITECTURE.md section 11 (pywb's indexer's,
+// with the differences listed there).
+//
+// IndexFiles indexes a set of files as `trawler cdx index` does: the line
+// of a server-not-modified revisit points at its original response when
+// that is among the files (ARCHITECTURE.md section 11, "Replay of 304
+// captures").
 //
 // Member boundaries are found exactly by decompressing through a buffered
 // reader over a counting reader: the gzip decoder reads a flate stream
@@ -106,24 +114,30 @@ func (r *Reader) pos() int64 { return r.base + r.cr.N - int64(r.raw.Buffered()) 
 // it returns io.EOF. A *RecordError reports a record it skipped; call Next
 // again to go on. Any other error (the file cannot be read) is final.
 func (r *Reader) Next() (cdx.Line, error) {
+	l, _, err := r.next()
+	return l, err
+}
+
+// next is Next, with the facts of a response or revisit record.
+func (r *Reader) next() (cdx.Line, recordFacts, error) {
 	for {
 		start := r.pos()
 		if _, err := r.raw.Peek(1); err != nil {
 			if errors.Is(err, io.EOF) {
-				return cdx.Line{}, io.EOF
+				return cdx.Line{}, recordFacts{}, io.EOF
 			}
-			return cdx.Line{}, fmt.Errorf("warc %s at offset %d: %w", r.name, start, err)
+			return cdx.Line{}, recordFacts{}, fmt.Errorf("warc %s at offset %d: %w", r.name, start, err)
 		}
 		rec, err := r.readOne()
 		if err != nil {
 			report := !r.resyncing
 			r.resyncing = true
 			if serr := r.resync(start); serr != nil {
-				return cdx.Line{}, fmt.Errorf("warc %s: looking for the record after offset %d: %w", r.name, start, serr)
+				return cdx.Line{}, recordFacts{}, fmt.Errorf("warc %s: looking for the record after offset %d: %w", r.name, start, serr)
 			}
 			if report {
 				r.stats.Errors++
-				return cdx.Line{}, &RecordError{Filename: r.name, Offset: start, Err: err}
+				return cdx.Line{}, recordFacts{}, &RecordError{Filename: r.name, Offset: start, Err: err}
 			}
 			continue
 		}
@@ -131,7 +145,7 @@ func (r *Reader) Next() (cdx.Line, error) {
 		r.stats.Records++
 		if rec.err != nil {
 			r.stats.Errors++
-			return cdx.Line{}, &RecordError{Filename: r.name, Offset: start, Err: rec.err}
+			return cdx.Line{}, recordFacts{}, &RecordError{Filename: r.name, Offset: start, Err: rec.err}
 		}
 		if !rec.indexed {
 			continue
@@ -139,7 +153,7 @@ func (r *Reader) Next() (cdx.Line, error) {
 		l := rec.line
 		l.Offset, l.Length, l.Filename = start, r.pos()-start, r.name
 		r.stats.Indexed++
-		return l, nil
+		return l, rec.facts, nil
 	}
 }
 

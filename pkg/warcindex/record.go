@@ -27,8 +27,24 @@ const (
 type record struct {
 	warcType string
 	line     cdx.Line
-	indexed  bool  // a response, revisit or resource record
+	indexed  bool  // a record that gets a line (see indexedType)
 	err      error // why an indexed record has no line
+	// facts are what IndexFiles matches a server-not-modified revisit and
+	// its original by; set for indexed response and revisit records.
+	facts recordFacts
+}
+
+// recordFacts are the header fields that name a record and, for a
+// server-not-modified revisit, the original it repeats. Record ids are
+// kept without their angle brackets and digests as written.
+type recordFacts struct {
+	response      bool   // a response record
+	id            string // WARC-Record-ID
+	payloadDigest string // WARC-Payload-Digest
+	// notModified marks a revisit of profile server-not-modified (either
+	// WARC version's URI); the refersTo fields are set only then.
+	notModified                         bool
+	refersTo, refersToURI, refersToDate string
 }
 
 // readRecord reads one record from br: the header, the block (of which
@@ -68,12 +84,55 @@ func readRecord(br *bufio.Reader) (record, int64, error) {
 		return rec, n, fmt.Errorf("record does not end with CRLF CRLF after its %d-byte block (found %q)", length, end)
 	}
 	n += 4
-	switch rec.warcType {
-	case "response", "revisit", "resource":
+	if indexedType(rec.warcType, hdr.get("Content-Type")) {
 		rec.indexed = true
 		rec.line, rec.err = indexLine(rec.warcType, hdr, httpHead)
+		if rec.warcType == "response" || rec.warcType == "revisit" {
+			rec.facts = factsOf(rec.warcType, hdr)
+		}
 	}
 	return rec, n, nil
+}
+
+// indexedType reports whether a record of this type and Content-Type gets
+// an index line, as pywb's indexer decides (ARCHITECTURE.md section 11):
+// responses and revisits always; resource and metadata records unless
+// their block is warc-fields (a crawler's own notes about a capture, which
+// pywb and warcio.js leave out) or, for metadata, Heritrix 1's text/anvl,
+// which pywb leaves out because it collides with the response's line;
+// never request or warcinfo records.
+func indexedType(warcType, contentType string) bool {
+	switch warcType {
+	case "response", "revisit":
+		return true
+	case "resource", "metadata":
+		m := baseMime(contentType)
+		return m != "application/warc-fields" && (warcType == "resource" || m != "text/anvl")
+	}
+	return false
+}
+
+// factsOf reads the recordFacts of a response or revisit record.
+func factsOf(warcType string, h warcHeader) recordFacts {
+	f := recordFacts{response: warcType == "response", id: trimID(h.get("WARC-Record-ID")), payloadDigest: h.get("WARC-Payload-Digest")}
+	if warcType == "revisit" && isNotModifiedProfile(h.get("WARC-Profile")) {
+		f.notModified = true
+		f.refersTo = trimID(h.get("WARC-Refers-To"))
+		f.refersToURI = trimID(h.get("WARC-Refers-To-Target-URI"))
+		f.refersToDate = h.get("WARC-Refers-To-Date")
+	}
+	return f
+}
+
+// isNotModifiedProfile matches the server-not-modified revisit profile of
+// WARC 1.0 and 1.1 (http://netpreserve.org/warc/1.x/revisit/server-not-modified).
+func isNotModifiedProfile(p string) bool {
+	return strings.HasSuffix(strings.ToLower(strings.TrimSpace(p)), "/revisit/server-not-modified")
+}
+
+// trimID drops the angle brackets WARC 1.0 puts around a URI field.
+func trimID(v string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(v), "<"), ">")
 }
 
 func unexpected(err error) error {
@@ -161,7 +220,7 @@ func copyHTTPHeader(br *bufio.Reader, length int64, contentType string) ([]byte,
 
 // indexLine builds the CDX line of an indexed record.
 func indexLine(warcType string, h warcHeader, httpHead []byte) (cdx.Line, error) {
-	uri := strings.TrimSuffix(strings.TrimPrefix(h.get("WARC-Target-URI"), "<"), ">")
+	uri := trimID(h.get("WARC-Target-URI"))
 	if uri == "" {
 		return cdx.Line{}, errors.New("no WARC-Target-URI")
 	}
@@ -185,13 +244,22 @@ func indexLine(warcType string, h warcHeader, httpHead []byte) (cdx.Line, error)
 	// A block that is not an HTTP message is its own payload (a dns:
 	// lookup's text/dns answer, a resource), so when the writer gave no
 	// payload digest the block digest is the same thing: it is what the
-	// crawled event's content_digest holds for a dns: record. A revisit's
-	// block is not its payload, so it keeps only its WARC-Payload-Digest.
+	// crawled event's content_digest holds for a dns: record, and the SHA-1
+	// pywb computes over such a block when the payload digest is missing.
+	// A revisit's block is not its payload, so it keeps only its
+	// WARC-Payload-Digest.
 	if l.Digest == "" && warcType != "revisit" && httpHead == nil {
-		l.Digest = digestValue(h.get("WARC-Block-Digest"))
+		l.Digest = sha1Value(h.get("WARC-Block-Digest"))
 	}
-	if httpHead != nil {
+	switch {
+	case httpHead != nil:
 		applyHTTP(&l, httpHead)
+	case warcType == "response" && l.Mimetype != "application/http":
+		// A response that is no HTTP message (a dns: lookup): pywb gives
+		// it the status of the "200 OK" header it makes up for it, and
+		// jwarc's CDX11 writes 200 too. Resource and metadata records
+		// have no status, as pywb writes them.
+		l.Status = "200"
 	}
 	if warcType == "revisit" {
 		l.Mimetype = cdx.RevisitMime
@@ -251,6 +319,16 @@ func applyHTTP(l *cdx.Line, head []byte) {
 func baseMime(m string) string {
 	m, _, _ = strings.Cut(m, ";")
 	return strings.ToLower(strings.TrimSpace(m))
+}
+
+// sha1Value is digestValue of a SHA-1 digest and "" for any other
+// algorithm: the digest field holds SHA-1 (cdx.Line.Digest).
+func sha1Value(d string) string {
+	alg, _, ok := strings.Cut(strings.TrimSpace(d), ":")
+	if !ok || !strings.EqualFold(alg, "sha1") {
+		return ""
+	}
+	return digestValue(d)
 }
 
 // digestValue strips the algorithm ("sha1:") from a WARC digest.

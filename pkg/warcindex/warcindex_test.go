@@ -78,7 +78,16 @@ func writeWARC(t *testing.T) (string, []written) {
 	// A dns: line carries the digest of the answer (the block, which is
 	// the payload), as the crawled event's content_digest does.
 	out = append(out, written{loc, cdx.Line{URLKey: "dns:example.org", Original: "dns:example.org", Timestamp: "20240117090002", Mimetype: "text/dns",
-		Digest: "BPV2MSSWCDTJGWAJYCYQSPONLUPHDJLN"}})
+		Status: "200", Digest: "BPV2MSSWCDTJGWAJYCYQSPONLUPHDJLN"}})
+	// A renderer's screenshot: a resource without a status, and its
+	// warc-fields metadata record, which gets no line.
+	loc, err = w.WriteResource(ctx, warcwriter.Resource{URL: "screenshot:http://example.org/", Date: date, ContentType: "image/png",
+		Block: []byte("png"), Fields: [][2]string{{"viewport", "1280x800"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = append(out, written{loc, cdx.Line{URLKey: "screenshot:http://example.org", Original: "screenshot:http://example.org/", Timestamp: "20240117090002",
+		Mimetype: "image/png", Digest: "SBAKPVWN66QNNSVRQI4DDRWOW7IBV6L7"}}) // SHA-1 of "png"
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -355,9 +364,10 @@ func TestIndexFileErrors(t *testing.T) {
 		t.Errorf("cancelled: %v", err)
 	}
 	st, err := IndexFile(context.Background(), path, func(cdx.Line) error { return nil }, nil)
-	// warcinfo, 4 x (request, response or revisit, metadata), dns
-	if err != nil || st.Indexed != 5 || st.Records != 14 || st.Errors != 0 {
-		t.Errorf("stats %+v, %v; want 5 indexed of 14 records", st, err)
+	// warcinfo, 4 x (request, response or revisit, metadata), dns,
+	// resource and its metadata
+	if err != nil || st.Indexed != 6 || st.Records != 16 || st.Errors != 0 {
+		t.Errorf("stats %+v, %v; want 6 indexed of 16 records", st, err)
 	}
 }
 
@@ -412,8 +422,11 @@ func buildRecord(version string, fields [][2]string, block string) string {
 
 // Each record shape the indexer meets (both WARC versions, both spellings
 // of the msgtype parameter, second-precision, fractional and 14-digit
-// dates, relative redirects, dns: answers, revisits of both profiles)
-// gives the line other CDX indexers give it.
+// dates, relative redirects, dns: answers, revisits of both profiles,
+// resource and metadata records) gives the line ARCHITECTURE.md section 11
+// sets out: pywb's indexer's, except where that table says otherwise.
+// Records pywb's indexer leaves out (request, warcinfo, warc-fields
+// resource and metadata, text/anvl metadata) get no line.
 func TestRecordFields(t *testing.T) {
 	const (
 		target = "http://example.org/docs/a/page.html?q=1"
@@ -435,11 +448,13 @@ func TestRecordFields(t *testing.T) {
 		// noPayloadDigest leaves out WARC-Payload-Digest, which the
 		// test adds to every response and revisit otherwise.
 		noPayloadDigest bool
-		mime            string
-		status          string
-		digest          string
-		redirect        string
-		ts              string
+		// notIndexed: the record gets no line.
+		notIndexed bool
+		mime       string
+		status     string
+		digest     string
+		redirect   string
+		ts         string
 	}{
 		{name: "WARC/1.0, msgtype with a space, 14-digit date", version: "WARC/1.0", ctype: "application/http; msgtype=response",
 			date: "2024-01-17T09:00:02Z", block: okResponse, mime: "text/plain", status: "200", digest: "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"},
@@ -465,10 +480,23 @@ func TestRecordFields(t *testing.T) {
 			digest: "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"},
 		{name: "3xx without Location", block: "HTTP/1.1 300 Multiple Choices\r\n\r\n", mime: "unk", status: "300",
 			digest: "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"},
-		{name: "dns answer: the block digest", uri: "dns:example.org", ctype: "text/dns", block: "20240117090002\nexample.org. 300 IN A 192.0.2.1\n",
-			extra: [][2]string{{"WARC-Block-Digest", bd}}, mime: "text/dns", digest: "BPV2MSSWCDTJGWAJYCYQSPONLUPHDJLN"},
-		{name: "resource: the block digest", typ: "resource", ctype: "image/png", block: "png",
+		{name: "dns answer: status 200, the block digest", uri: "dns:example.org", ctype: "text/dns", block: "20240117090002\nexample.org. 300 IN A 192.0.2.1\n",
+			extra: [][2]string{{"WARC-Block-Digest", bd}}, mime: "text/dns", status: "200", digest: "BPV2MSSWCDTJGWAJYCYQSPONLUPHDJLN"},
+		{name: "dns answer: a block digest that is not SHA-1 is no digest", uri: "dns:example.org", ctype: "text/dns", block: "x",
+			extra: [][2]string{{"WARC-Block-Digest", "sha256:2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"}}, mime: "text/dns", status: "200"},
+		{name: "other non-HTTP response: status 200", uri: "whois://whois.example/example.org", ctype: "text/plain", block: "Domain: example.org\n",
+			extra: [][2]string{{"WARC-Block-Digest", bd}}, mime: "text/plain", status: "200", digest: "BPV2MSSWCDTJGWAJYCYQSPONLUPHDJLN"},
+		{name: "resource: no status, the block digest", typ: "resource", ctype: "image/png", block: "png",
 			extra: [][2]string{{"WARC-Block-Digest", bd}}, mime: "image/png", digest: "BPV2MSSWCDTJGWAJYCYQSPONLUPHDJLN"},
+		{name: "resource: the payload digest first", typ: "resource", uri: "screenshot:http://example.org/", ctype: "Image/PNG; x=1", block: "png",
+			extra: [][2]string{{"WARC-Payload-Digest", pd}, {"WARC-Block-Digest", bd}}, mime: "image/png", digest: "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"},
+		{name: "resource of warc-fields: no line", typ: "resource", ctype: "application/warc-fields", block: "a: b\r\n", notIndexed: true},
+		{name: "metadata: no status, the block digest", typ: "metadata", uri: "metadata://gnu.org/software/wget/warc/wget.log", ctype: "text/plain", block: "log",
+			extra: [][2]string{{"WARC-Block-Digest", bd}}, mime: "text/plain", digest: "BPV2MSSWCDTJGWAJYCYQSPONLUPHDJLN"},
+		{name: "metadata of warc-fields: no line", typ: "metadata", ctype: "application/warc-fields", block: "via: http://example.org/\r\n", notIndexed: true},
+		{name: "Heritrix 1 metadata of text/anvl: no line", typ: "metadata", ctype: "text/anvl", block: "via: http://example.org/\r\n", notIndexed: true},
+		{name: "request: no line", typ: "request", ctype: "application/http; msgtype=request", block: "GET / HTTP/1.1\r\n\r\n", notIndexed: true},
+		{name: "warcinfo: no line", typ: "warcinfo", ctype: "application/warc-fields", block: "software: x\r\n", notIndexed: true},
 		{name: "identical-payload-digest revisit", typ: "revisit", block: "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n",
 			mime: cdx.RevisitMime, status: "200", digest: "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ",
 			extra: [][2]string{{"WARC-Profile", "http://netpreserve.org/warc/1.0/revisit/identical-payload-digest"}, {"WARC-Block-Digest", bd}}},
@@ -477,6 +505,10 @@ func TestRecordFields(t *testing.T) {
 			extra: [][2]string{{"WARC-Profile", "http://netpreserve.org/warc/1.0/revisit/server-not-modified"}, {"WARC-Block-Digest", bd}}},
 		{name: "revisit without a payload digest", typ: "revisit", block: "HTTP/1.1 304 Not Modified\r\n\r\n", noPayloadDigest: true,
 			mime: cdx.RevisitMime, status: "304", extra: [][2]string{{"WARC-Block-Digest", bd}}},
+		{name: "revisit of a redirect keeps its redirect", typ: "revisit", block: redirect("301 Moved", "/new"),
+			mime: cdx.RevisitMime, status: "301", digest: "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ", redirect: "http://example.org/new",
+			extra: [][2]string{{"WARC-Profile", "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"}, {"WARC-Block-Digest", bd}}},
+		{name: "revisit with an empty block", typ: "revisit", block: "", mime: cdx.RevisitMime, digest: "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -501,7 +533,7 @@ func TestRecordFields(t *testing.T) {
 			}
 			fields := [][2]string{{"WARC-Type", typ}, {"WARC-Target-URI", uri}, {"WARC-Date", date},
 				{"WARC-Record-ID", "<urn:uuid:1>"}, {"Content-Type", ctype}}
-			if typ != "resource" && ctype != "text/dns" && !tc.noPayloadDigest {
+			if (typ == "response" || typ == "revisit") && strings.HasPrefix(ctype, "application/http") && !tc.noPayloadDigest {
 				fields = append(fields, [2]string{"WARC-Payload-Digest", pd})
 			}
 			fields = append(fields, tc.extra...)
@@ -511,6 +543,12 @@ func TestRecordFields(t *testing.T) {
 				t.Fatal(err)
 			}
 			lines, errs := indexAll(t, path)
+			if tc.notIndexed {
+				if len(errs) != 0 || len(lines) != 0 {
+					t.Errorf("lines %v, errors %v; want neither", lines, errs)
+				}
+				return
+			}
 			if len(errs) != 0 || len(lines) != 1 {
 				t.Fatalf("lines %v, errors %v", lines, errs)
 			}

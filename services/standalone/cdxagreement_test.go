@@ -80,7 +80,8 @@ func TestLiveAndOfflineIndexesAgree(t *testing.T) {
 			continue
 		}
 		// The index keeps OutbackCDX's model, where a line without a
-		// status (dns:) has status 0.
+		// status (a resource record's) has status 0; a dns: line has
+		// 200 in both.
 		if live.Status == "0" && off.Status == "" {
 			live.Status = ""
 		}

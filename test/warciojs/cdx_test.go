@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -38,24 +39,30 @@ func parseWarcioCDXJ(line string) (warcioLine, error) {
 	return l, nil
 }
 
-// compareCDX indexes every file of rep with pkg/warcindex (what `trawler cdx
-// index` prints) and compares it with warcio.js's CDXJ line by line,
-// matched by file and offset, field by field. Where the two indexers
-// follow different conventions, the field is normalised with the reason
-// (norm* below); any other difference fails the test with the file, the
-// offset and both values. It returns the number of lines compared.
+// compareCDX indexes every file of rep with pkg/warcindex and compares
+// it with warcio.js's CDXJ line by line, matched by file and offset, field
+// by field. Where the two indexers follow different conventions, the field
+// is normalised with the reason (norm* below); any other difference fails
+// the test with the file, the offset and both values. Each record is
+// compared with IndexFile's line for it; what `trawler cdx index` prints
+// for the whole set (IndexFiles) differs from those only in the line of a
+// server-not-modified revisit, which compareNotModified checks. It returns
+// the number of lines compared.
 func compareCDX(t *testing.T, rep *report) int {
 	t.Helper()
 	bad := newFailures(t, "cdx: warcio.js vs trawler cdx index")
 	defer bad.done()
+	recs := map[location]*record{}      // warcio.js's own reading of each record
+	theirs := map[location]warcioLine{} // warcio.js's index
+	var perRecord []cdx.Line            // IndexFile's lines, in file order
+	var paths []string
 	compared := 0
 	for _, f := range rep.Files {
 		name := filepath.Base(f.Path)
-		recs := map[int64]*record{}
+		paths = append(paths, f.Path)
 		for _, r := range f.Records {
-			recs[r.Offset] = r
+			recs[location{name, r.Offset}] = r
 		}
-		theirs := map[int64]warcioLine{}
 		for _, s := range f.CDXJ {
 			l, err := parseWarcioCDXJ(s)
 			if err != nil {
@@ -67,30 +74,31 @@ func compareCDX(t *testing.T, rep *report) int {
 				bad.add("%s: warcio.js line without offset: %q", name, s)
 				continue
 			}
-			theirs[off] = l
+			theirs[location{name, off}] = l
 		}
 		ours := map[int64]cdx.Line{}
 		_, err := warcindex.IndexFile(context.Background(), f.Path, func(l cdx.Line) error {
 			ours[l.Offset] = l
+			perRecord = append(perRecord, l)
 			return nil
 		}, func(e *warcindex.RecordError) { bad.add("trawler cdx index: %v", e) })
 		if err != nil {
 			bad.add("trawler cdx index %s: %v", name, err)
 			continue
 		}
-		for off, l := range theirs {
-			if _, ok := ours[off]; !ok {
-				bad.add("%s offset %d: warcio.js indexes %s %s, trawler cdx index has no line", name, off, l.fields["url"], l.timestamp)
+		for at, l := range theirs {
+			if _, ok := ours[at.offset]; !ok && at.file == name {
+				bad.add("%s offset %d: warcio.js indexes %s %s, trawler cdx index has no line", name, at.offset, l.fields["url"], l.timestamp)
 			}
 		}
 		for off, o := range ours {
-			w, ok := theirs[off]
+			w, ok := theirs[location{name, off}]
 			if !ok {
 				bad.add("%s offset %d: trawler cdx index has %s %s, warcio.js has no line", name, off, o.Original, o.Timestamp)
 				continue
 			}
 			compared++
-			rec := recs[off] // warcio.js's own reading of the record
+			rec := recs[location{name, off}]
 			if rec == nil {
 				bad.add("%s offset %d: warcio.js indexed a record its parser did not report", name, off)
 				continue
@@ -100,7 +108,96 @@ func compareCDX(t *testing.T, rep *report) int {
 			}
 		}
 	}
+	compareNotModified(bad, paths, perRecord, recs, theirs)
 	return compared
+}
+
+// location is a record's place: its file's base name and offset.
+type location struct {
+	file   string
+	offset int64
+}
+
+// compareNotModified checks the one way `trawler cdx index` departs from
+// indexing each record by itself, which warcio.js does: a
+// server-not-modified revisit whose original response is among the files
+// gets a line pointing at that original (ARCHITECTURE.md section 11,
+// "Replay of 304 captures"). The original is found here from warcio.js's
+// reading of the records (WARC-Refers-To, else target URI, 14-digit date
+// and payload digest), and the line must be warcio.js's line of the
+// revisit for urlkey, timestamp and URL and warcio.js's line of the
+// original for the rest, with the normalisations of diffLine. Every other
+// line, and the line of a 304 whose original warcio.js cannot find either,
+// is the one IndexFile gives.
+func compareNotModified(bad *failures, paths []string, perRecord []cdx.Line, recs map[location]*record, theirs map[location]warcioLine) {
+	byID := map[string]*record{}
+	byRef := map[string]*record{}
+	where := map[*record]location{}
+	for at, r := range recs {
+		if r.Type != "response" || r.HTTPStatus == 304 {
+			continue
+		}
+		where[r] = at
+		byID[r.ID] = r
+		byRef[r.URI+" "+timestamp14(r.Date)+" "+strings.ToLower(r.PayloadDigest)] = r
+	}
+	original := func(rev *record) *record {
+		if rev.RefersTo != "" {
+			return byID[rev.RefersTo]
+		}
+		return byRef[rev.RefersToURI+" "+timestamp14(rev.RefersToDate)+" "+strings.ToLower(rev.PayloadDigest)]
+	}
+	var set []cdx.Line
+	if _, err := warcindex.IndexFiles(context.Background(), paths, func(l cdx.Line) error {
+		set = append(set, l)
+		return nil
+	}, warcindex.FilesOptions{}); err != nil {
+		bad.add("trawler cdx index of all %d files: %v", len(paths), err)
+		return
+	}
+	if len(set) != len(perRecord) {
+		bad.add("trawler cdx index of all files gives %d lines, of each file %d", len(set), len(perRecord))
+		return
+	}
+	resolved := 0
+	for i, own := range perRecord {
+		at := location{own.Filename, own.Offset}
+		rev := recs[at]
+		var orig *record
+		if rev != nil && rev.Type == "revisit" && strings.HasSuffix(rev.Profile, "/revisit/server-not-modified") {
+			orig = original(rev)
+		}
+		if orig == nil {
+			if set[i] != own {
+				bad.add("%s offset %d (%s): the line in the set differs from the file's own:\n set %s\n own %s",
+					at.file, at.offset, own.Original, set[i].CDX11(), own.CDX11())
+			}
+			continue
+		}
+		resolved++
+		w, ok := theirs[where[orig]]
+		if !ok {
+			bad.add("%s: warcio.js has no line for %s, the original of %s", rev, orig, own.Original)
+			continue
+		}
+		// warcio.js's line of the original, under the revisit's key, time and URL.
+		rw := theirs[at]
+		w.key, w.timestamp = rw.key, rw.timestamp
+		w.fields = maps.Clone(w.fields)
+		w.fields["url"] = rw.fields["url"]
+		for _, d := range diffLine(set[i], w, orig) {
+			bad.add("%s (a 304 pointing at %s): %s", rev, orig, d)
+		}
+	}
+	bad.t.Logf("trawler cdx index of the %d files points %d 304s at their originals", len(paths), resolved)
+	if resolved == 0 && len(perRecord) > 0 {
+		for _, r := range recs {
+			if r.Type == "revisit" && strings.HasSuffix(r.Profile, "/revisit/server-not-modified") && original(r) != nil {
+				bad.add("no 304 line pointed at its original, though %s has one", r)
+				return
+			}
+		}
+	}
 }
 
 // diffLine lists the fields in which two index lines of one record differ
@@ -116,10 +213,7 @@ func diffLine(o cdx.Line, w warcioLine, rec *record) []string {
 	field("timestamp", o.Timestamp, w.timestamp)
 	field("url", o.Original, w.fields["url"])
 	field("mime", o.Mimetype, normMime(w.fields["mime"], rec))
-	// Status: for the non-HTTP responses, warcio.js writes the status its
-	// HTTP parser could not find as "", Trawler leaves the field out (as
-	// pywb does in CDXJ); both read as "" here, so they agree.
-	field("status", o.Status, w.fields["status"])
+	field("status", o.Status, normStatus(w.fields["status"], rec))
 	field("digest", o.Digest, normDigest(w.fields["digest"], o.Digest, rec))
 	field("redirect", o.Redirect, normRedirect(w.fields["http:location"], o.Status, o.Original))
 	field("length", strconv.FormatInt(o.Length, 10), w.fields["length"])
@@ -166,6 +260,18 @@ func normMime(theirs string, rec *record) string {
 	if theirs == "" && rec.Type == "response" && !rec.isHTTP() {
 		m, _, _ := strings.Cut(rec.ContentType, ";")
 		return strings.ToLower(strings.TrimSpace(m))
+	}
+	return theirs
+}
+
+// normStatus: for a response that is not HTTP (a dns: lookup), warcio.js
+// parses the block as an HTTP header anyway and writes the status it could
+// not find as ""; Trawler writes 200, as pywb does (it makes up a "200 OK"
+// header for such a record) and jwarc's CDX11. warcio.js's empty value is
+// replaced by 200 only there. (A resource's status is empty in both.)
+func normStatus(theirs string, rec *record) string {
+	if theirs == "" && rec.Type == "response" && !rec.isHTTP() {
+		return "200"
 	}
 	return theirs
 }

@@ -49,10 +49,10 @@ func chunkedResponse(headers string, body []byte, n int) httpResponse {
 // Every kind of record pkg/warcwriter writes, in both WARC versions:
 // warcinfo, request, response (plain, chunked with a gzip content coding,
 // a redirect, one larger than the indexers' read buffers), metadata, dns,
-// and revisits of both profiles (identical-payload-digest and
-// server-not-modified). warcio.js reads them all, every digest it can
-// compute matches, its index agrees with `trawler cdx index`, and each
-// revisit resolves to its original. (The writer has no resource records.)
+// a resource (a renderer's screenshot) and revisits of both profiles
+// (identical-payload-digest and server-not-modified). warcio.js reads them
+// all, every digest it can compute matches, its index agrees with `trawler
+// cdx index`, and each revisit resolves to its original.
 func TestWriterRecordKindsReadInWarcio(t *testing.T) {
 	w := findWarcio(t)
 	for _, version := range []string{warcwriter.Version10, warcwriter.Version11} {
@@ -72,13 +72,13 @@ func TestWriterRecordKindsReadInWarcio(t *testing.T) {
 				}
 				kinds[k]++
 			}
-			want := map[string]int{"warcinfo": 1, "request": 6, "response": 4, "metadata": 6, "dns": 1,
+			want := map[string]int{"warcinfo": 1, "request": 6, "response": 4, "metadata": 7, "dns": 1, "resource": 1,
 				"revisit identical-payload-digest": 1, "revisit server-not-modified": 1}
 			if fmt.Sprint(kinds) != fmt.Sprint(want) {
 				t.Errorf("records by kind %v, want %v", kinds, want)
 			}
-			if n := compareCDX(t, rep); n != 7 {
-				t.Errorf("%d index lines compared, want 7 (4 responses, 2 revisits, dns)", n)
+			if n := compareCDX(t, rep); n != 8 {
+				t.Errorf("%d index lines compared, want 8 (4 responses, 2 revisits, dns, resource)", n)
 			}
 			checkRevisits(t, recs)
 		})
@@ -153,6 +153,12 @@ func writeEveryKind(t *testing.T, version string) []string {
 	write("http://www.example.test/", later.Add(2*time.Second), notModified,
 		&warcwriter.Revisit{RefersToURI: "http://www.example.test/", RefersToDate: start, RefersToRecordID: orig.RecordID, NotModified: true},
 		sha1Digest(page.entity))
+
+	// A renderer's screenshot: a resource and its warc-fields metadata.
+	if _, err := wr.WriteResource(ctx, warcwriter.Resource{URL: "screenshot:http://www.example.test/", Date: later,
+		ContentType: "image/png", Block: []byte("\x89PNG\r\n\x1a\n"), Fields: [][2]string{{"viewport", "1280x800"}}}); err != nil {
+		t.Fatal(err)
+	}
 
 	closed = true
 	if err := wr.Close(); err != nil {
