@@ -101,7 +101,9 @@ func duplicateShare(run dedupRun) (dups, all int) {
 // and without: it writes fewer bytes, and every capture of the dedup'd
 // crawl still replays as captured under pywb's rules.
 func TestCrossURLDedupStoresLessAndReplays(t *testing.T) {
-	site, err := testweb.Generate(testweb.Config{Seed: 3, Hosts: 2, PagesPerHost: 40, PageBytes: 10_000, QueryVariantOneIn: 2})
+	site, err := testweb.Generate(testweb.Config{Seed: 3, Hosts: 2, PagesPerHost: 40, PageBytes: 10_000, QueryVariantOneIn: 2,
+		// The large file (3 MiB by default) would be most of the bytes.
+		LargeFileBytes: 4096})
 	if err != nil {
 		t.Fatal(err)
 	}
