@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -192,15 +191,10 @@ func resolveProfile(name string) (profile.Profile, error) {
 	if _, err := os.Stat(name); err == nil {
 		return profile.Load(name)
 	}
-	b, err := profiles.FS.ReadFile(filepath.Base(name) + ".yaml")
-	if err != nil {
+	if _, err := profiles.FS.ReadFile(filepath.Base(name) + ".yaml"); err != nil {
 		return profile.Profile{}, fmt.Errorf("profile %q: no such file and no shipped profile of that name", name)
 	}
-	p := profile.Default()
-	if err := profile.Decode(bytes.NewReader(b), &p); err != nil {
-		return profile.Profile{}, fmt.Errorf("shipped profile %s: %w", name, err)
-	}
-	return p, nil
+	return profile.Shipped(filepath.Base(name))
 }
 
 func newLogger(format, level string, w io.Writer) (*slog.Logger, error) {

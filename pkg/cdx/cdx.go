@@ -82,7 +82,7 @@ func FromCrawled(ev messages.Crawled) (Line, bool) {
 		URLKey:    key,
 		Timestamp: ts,
 		Original:  ev.URL,
-		Mimetype:  baseMime(ev.Mimetype),
+		Mimetype:  BaseMime(ev.Mimetype),
 		Digest:    ev.Digest(),
 		Offset:    *ev.WarcOffset,
 		Length:    -1,
@@ -126,9 +126,9 @@ func isDNS(u string) bool {
 	return len(u) >= 4 && strings.EqualFold(u[:4], "dns:")
 }
 
-// baseMime drops content-type parameters ("text/html; charset=utf-8" ->
-// "text/html"), as CDX indexers do.
-func baseMime(m string) string {
+// BaseMime drops content-type parameters ("text/html; charset=utf-8" ->
+// "text/html") and lower-cases the rest, as an index line holds it.
+func BaseMime(m string) string {
 	m, _, _ = strings.Cut(m, ";")
 	return strings.ToLower(strings.TrimSpace(m))
 }

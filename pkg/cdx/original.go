@@ -101,6 +101,6 @@ func OriginalOf(ev messages.Crawled) (o Original, ok bool, err error) {
 func pointAtOriginal(l *Line, o Original) {
 	l.Filename, l.Offset, l.Length = o.Filename, o.Offset, o.Length
 	l.Status = strconv.Itoa(o.Status)
-	l.Mimetype = baseMime(o.Mime)
+	l.Mimetype = BaseMime(o.Mime)
 	l.Redirect = ""
 }

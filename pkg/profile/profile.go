@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/trawler-crawl/trawler/profiles"
 )
 
 // Profile is the whole set of crawl settings.
@@ -262,4 +264,18 @@ func (p *Profile) Set(key, value string) error {
 	}
 	*p = next
 	return nil
+}
+
+// Shipped decodes the profile shipped under name ("demo", "frequent",
+// "domain": profiles/NAME.yaml) over the defaults.
+func Shipped(name string) (Profile, error) {
+	b, err := profiles.FS.ReadFile(name + ".yaml")
+	if err != nil {
+		return Profile{}, fmt.Errorf("no shipped profile %q", name)
+	}
+	p := Default()
+	if err := Decode(bytes.NewReader(b), &p); err != nil {
+		return Profile{}, fmt.Errorf("shipped profile %s: %w", name, err)
+	}
+	return p, nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trawler-crawl/trawler/pkg/cdx"
 	"github.com/trawler-crawl/trawler/pkg/messages"
 )
 
@@ -97,7 +98,7 @@ func FromCrawled(ev messages.Crawled) (u Update, skip string, err error) {
 	if !u.Capture.Revisit && ev.StatusCode != statusNotModified && u.Capture.Filename != "" && u.Capture.Digest != "" {
 		u.Original = &Original{Time: t, Digest: u.Capture.Digest, Filename: u.Capture.Filename,
 			Offset: u.Capture.Offset, Length: u.Capture.Length, RecordID: ev.WarcID,
-			Status: ev.StatusCode, Mime: baseMime(ev.Mimetype)}
+			Status: ev.StatusCode, Mime: cdx.BaseMime(ev.Mimetype)}
 	}
 	return u, "", nil
 }
@@ -140,13 +141,6 @@ func eventTime(ev messages.Crawled) (time.Time, error) {
 			ev.URL, ev.StartTimePlusDuration, err)
 	}
 	return t.Truncate(time.Millisecond), nil
-}
-
-// baseMime is the content type as an index line holds it: no parameters,
-// lower case.
-func baseMime(m string) string {
-	m, _, _ = strings.Cut(m, ";")
-	return strings.ToLower(strings.TrimSpace(m))
 }
 
 // isHTTP reports whether u has an http or https scheme, in any case.

@@ -106,7 +106,7 @@ func indexedType(warcType, contentType string) bool {
 	case "response", "revisit":
 		return true
 	case "resource", "metadata":
-		m := baseMime(contentType)
+		m := cdx.BaseMime(contentType)
 		return m != "application/warc-fields" && (warcType == "resource" || m != "text/anvl")
 	}
 	return false
@@ -199,7 +199,7 @@ func readWARCHeader(br *bufio.Reader) (warcHeader, int64, error) {
 // than what br holds refills that buffer from its start, so a header kept
 // as a slice would read as bytes of the body by the time it is parsed.
 func copyHTTPHeader(br *bufio.Reader, length int64, contentType string) ([]byte, error) {
-	if baseMime(contentType) != "application/http" || length == 0 {
+	if cdx.BaseMime(contentType) != "application/http" || length == 0 {
 		return nil, nil
 	}
 	want := int(min(length, maxHTTPHeaderBytes))
@@ -236,7 +236,7 @@ func indexLine(warcType string, h warcHeader, httpHead []byte) (cdx.Line, error)
 		URLKey:    key,
 		Timestamp: messages.Timestamp14(date),
 		Original:  uri,
-		Mimetype:  baseMime(h.get("Content-Type")),
+		Mimetype:  cdx.BaseMime(h.get("Content-Type")),
 		Digest:    digestValue(h.get("WARC-Payload-Digest")),
 		Length:    -1,
 		Offset:    -1,
@@ -301,7 +301,7 @@ func applyHTTP(l *cdx.Line, head []byte) {
 		}
 		switch strings.ToLower(strings.TrimSpace(name)) {
 		case "content-type":
-			if m := baseMime(value); m != "" {
+			if m := cdx.BaseMime(value); m != "" {
 				l.Mimetype = m
 			}
 		case "location":
@@ -313,12 +313,6 @@ func applyHTTP(l *cdx.Line, head []byte) {
 	if strings.HasPrefix(l.Status, "3") && location != "" {
 		l.Redirect = cdx.AbsoluteRedirect(l.Original, location)
 	}
-}
-
-// baseMime drops parameters and lower-cases, as cdx.FromCrawled does.
-func baseMime(m string) string {
-	m, _, _ = strings.Cut(m, ";")
-	return strings.ToLower(strings.TrimSpace(m))
 }
 
 // sha1Value is digestValue of a SHA-1 digest and "" for any other

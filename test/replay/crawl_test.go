@@ -5,13 +5,8 @@
 package replay_test
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"sort"
@@ -21,14 +16,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/trawler-crawl/trawler/internal/viralsite"
 	"github.com/trawler-crawl/trawler/pkg/cdx"
 	"github.com/trawler-crawl/trawler/pkg/cdxindex"
 	"github.com/trawler-crawl/trawler/pkg/clamav/clamdtest"
-	"github.com/trawler-crawl/trawler/pkg/fetch"
 	"github.com/trawler-crawl/trawler/pkg/profile"
 	"github.com/trawler-crawl/trawler/pkg/replay"
 	"github.com/trawler-crawl/trawler/pkg/testweb"
-	"github.com/trawler-crawl/trawler/profiles"
 	"github.com/trawler-crawl/trawler/services/standalone"
 )
 
@@ -54,8 +48,11 @@ func TestCrawlAndRelaunchesReplayAsCaptured(t *testing.T) {
 	t.Cleanup(func() { _ = srv.Close() })
 	const streamMax = 1 << 20
 	clamd := clamdtest.Start(t, streamMax)
-	seeds := append(srv.Seeds(), startViralSite(t))
-	p := demoProfile(t)
+	seeds := append(srv.Seeds(), viralsite.Start(t))
+	p, err := profile.Shipped("demo")
+	if err != nil {
+		t.Fatal(err)
+	}
 	p.ClamAV.StreamMaxLengthBytes = streamMax
 
 	// The external OutbackCDX: a second index served over HTTP.
@@ -83,7 +80,7 @@ func TestCrawlAndRelaunchesReplayAsCaptured(t *testing.T) {
 			KafkaListen: "127.0.0.1:0", AdminAddr: "127.0.0.1:0",
 			CDXForwardURL: outback.URL, CDXForwardFailures: true,
 			Crawl: collection, Stream: "npld", Threads: 8, Partitions: 2, TimeZone: "Europe/London",
-		}, standalone.Deps{Profile: p, Resolver: extraHost{Resolver: srv.Resolver(), name: viralHost},
+		}, standalone.Deps{Profile: p, Resolver: viralsite.Resolver(srv.Resolver()),
 			Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry(), Version: "test"})
 		cancel()
 		if err != nil {
@@ -194,57 +191,4 @@ func warcFiles(t *testing.T, dataDir string) (dirs, files []string) {
 		t.Fatalf("no WARC files under %s", dataDir)
 	}
 	return dirs, files
-}
-
-// demoProfile is what `trawler demo` crawls with: the shipped demo profile
-// over the defaults (conditional requests on, so relaunches get 304s).
-func demoProfile(t *testing.T) profile.Profile {
-	t.Helper()
-	b, err := profiles.FS.ReadFile("demo.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := profile.Default()
-	if err := profile.Decode(bytes.NewReader(b), &p); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// viralHost serves a page linking to the EICAR test file, so that the
-// crawl writes viral WARCs too; the synthetic web has no infected content.
-const viralHost = "viral.test"
-
-// extraHost resolves viralHost to loopback besides the synthetic web's
-// own names.
-type extraHost struct {
-	fetch.Resolver
-	name string
-}
-
-func (r extraHost) LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error) {
-	if host == r.name {
-		return []net.IPAddr{{IP: net.IPv4(127, 0, 0, 1)}}, nil
-	}
-	return r.Resolver.LookupIPAddr(ctx, host)
-}
-
-// startViralSite serves viralHost until the test ends and returns its seed.
-func startViralSite(t *testing.T) string {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/":
-			w.Header().Set("Content-Type", "text/html")
-			_, _ = io.WriteString(w, `<html><body><a href="/eicar.txt">test file</a></body></html>`)
-		case "/eicar.txt":
-			w.Header().Set("Content-Type", "text/plain")
-			_, _ = io.WriteString(w, clamdtest.EICAR)
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
-	return fmt.Sprintf("http://%s:%s/", viralHost, port)
 }

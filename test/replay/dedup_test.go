@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trawler-crawl/trawler/pkg/cdxindex"
+	"github.com/trawler-crawl/trawler/pkg/profile"
 	"github.com/trawler-crawl/trawler/pkg/replay"
 	"github.com/trawler-crawl/trawler/pkg/testweb"
 	"github.com/trawler-crawl/trawler/services/standalone"
@@ -31,7 +32,10 @@ type dedupRun struct {
 
 func crawlTwice(t *testing.T, srv *testweb.Server, acrossURLs bool) dedupRun {
 	t.Helper()
-	p := demoProfile(t)
+	p, err := profile.Shipped("demo")
+	if err != nil {
+		t.Fatal(err)
+	}
 	p.Dedup.AcrossURLs = acrossURLs
 	run := dedupRun{dir: t.TempDir()}
 	seen := map[string]bool{}

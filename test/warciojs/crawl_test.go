@@ -1,14 +1,8 @@
 package warciojs
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"io"
 	"log/slog"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -18,70 +12,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/trawler-crawl/trawler/internal/viralsite"
 	"github.com/trawler-crawl/trawler/pkg/clamav/clamdtest"
-	"github.com/trawler-crawl/trawler/pkg/fetch"
 	"github.com/trawler-crawl/trawler/pkg/profile"
 	"github.com/trawler-crawl/trawler/pkg/testweb"
-	"github.com/trawler-crawl/trawler/profiles"
 	"github.com/trawler-crawl/trawler/services/standalone"
 )
-
-// viralHost serves a page linking to the EICAR test file, so that the
-// crawl writes viral WARCs too; the synthetic web has no infected content.
-const viralHost = "viral.test"
-
-// demoProfile is what `trawler demo` crawls with: the shipped demo profile
-// over the defaults.
-func demoProfile(t *testing.T) profile.Profile {
-	t.Helper()
-	b, err := profiles.FS.ReadFile("demo.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := profile.Default()
-	if err := profile.Decode(bytes.NewReader(b), &p); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// extraHost resolves one more name, to loopback, besides the synthetic
-// web's own names.
-type extraHost struct {
-	fetch.Resolver
-	name string
-}
-
-func (r extraHost) LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error) {
-	if host == r.name {
-		return []net.IPAddr{{IP: net.IPv4(127, 0, 0, 1)}}, nil
-	}
-	return r.Resolver.LookupIPAddr(ctx, host)
-}
-
-// startViralSite serves viralHost's pages on loopback until the test ends
-// and returns its seed.
-func startViralSite(t *testing.T) string {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/":
-			w.Header().Set("Content-Type", "text/html")
-			_, _ = io.WriteString(w, `<html><body><a href="/eicar.txt">test file</a> <a href="/clean.html">clean</a></body></html>`)
-		case "/clean.html":
-			w.Header().Set("Content-Type", "text/html")
-			_, _ = io.WriteString(w, "<html><body>clean</body></html>")
-		case "/eicar.txt":
-			w.Header().Set("Content-Type", "text/plain")
-			_, _ = io.WriteString(w, clamdtest.EICAR)
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
-	return fmt.Sprintf("http://%s:%s/", viralHost, port)
-}
 
 // crawlRun is one standalone run and the WARC files it wrote.
 type crawlRun struct {
@@ -108,9 +44,12 @@ func TestDemoRelaunchedTwiceReadsInWarcio(t *testing.T) {
 	t.Cleanup(func() { _ = srv.Close() })
 	const streamMax = 1 << 20
 	clamd := clamdtest.Start(t, streamMax)
-	seeds := append(srv.Seeds(), startViralSite(t))
-	resolver := extraHost{Resolver: srv.Resolver(), name: viralHost}
-	p := demoProfile(t)
+	seeds := append(srv.Seeds(), viralsite.Start(t))
+	resolver := viralsite.Resolver(srv.Resolver())
+	p, err := profile.Shipped("demo")
+	if err != nil {
+		t.Fatal(err)
+	}
 	// As the profile documents: clamd refuses a longer stream (the site's
 	// large files), so the worker must send it no more than this.
 	p.ClamAV.StreamMaxLengthBytes = streamMax
