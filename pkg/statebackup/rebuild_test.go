@@ -149,3 +149,58 @@ func TestRebuildRecentMatchesCDXWriter(t *testing.T) {
 }
 
 func fmtAny(v any) string { return fmt.Sprintf("%+v", v) }
+
+// The line of a 304 capture, which points at the original it confirmed
+// (same URL, same record, a later time), rebuilds as a revisit: the
+// original keeps its own date, so a later revisit's WARC-Refers-To-Date
+// names the record's.
+func TestRebuildReadsPointedLineAsRevisit(t *testing.T) {
+	ctx := context.Background()
+	db, err := recentdb.New(embeddedtest.Redis(t), recentdb.Options{Crawl: "fc", Stream: "npld"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const u = "https://www.example.org/page"
+	line := func(ts, file string, off int64) cdx.Line {
+		return cdx.Line{URLKey: "org,example)/page", Timestamp: ts, Original: u, Mimetype: "text/html", Status: "200",
+			Digest: "AAAA", Length: 500, Offset: off, Filename: file}
+	}
+	r := statebackup.NewRebuilder(db)
+	for _, l := range []cdx.Line{
+		line("20260101000000", "A.warc.gz", 100), // the original
+		line("20260201000000", "A.warc.gz", 100), // a 304 pointing at it
+		line("20260301000000", "A.warc.gz", 100), // another
+	} {
+		if err := r.Add(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	es, err := db.Lookup(ctx, []string{u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := es[0]
+	if e.Original == nil || e.Original.Time != time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) || e.Original.Offset != 100 {
+		t.Errorf("original %+v, want the first line's", e.Original)
+	}
+	if e.Capture == nil || !e.Capture.Revisit || e.Capture.Time != time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC) {
+		t.Errorf("capture %+v, want the last line's, a revisit", e.Capture)
+	}
+
+	// A new record of the URL at a later time is an original again.
+	r = statebackup.NewRebuilder(db)
+	for _, l := range []cdx.Line{line("20260101000000", "A.warc.gz", 100), line("20260401000000", "B.warc.gz", 7)} {
+		if err := r.Add(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if es, _ = db.Lookup(ctx, []string{u}); es[0].Original == nil || es[0].Original.Filename != "B.warc.gz" || es[0].Capture.Revisit {
+		t.Errorf("after a new record: %+v %+v", es[0].Capture, es[0].Original)
+	}
+}

@@ -110,3 +110,25 @@ func TestPrepareBadEvents(t *testing.T) {
 		}
 	}
 }
+
+// A 304's line points at the original its event names, in the index and
+// the forward alike (one line serves both); an event whose "original"
+// cannot be used is rejected, naming the field, so it goes to the DLQ.
+func TestPrepareNotModified(t *testing.T) {
+	const ev = `{"url":"http://x.example/p","status_code":304,"timestamp":"2024-01-17T09:00:03.120Z",` +
+		`"start_time_plus_duration":"20240117090002801+299","content_digest":"sha1:AAAA","annotations":"duplicate:server-not-modified",` +
+		`"warc_filename":"NEW.warc.gz","warc_offset":900,"warc_length":300,"extra_info":{"original":%s}}`
+	e, err := decodeRecord(&kgo.Record{Value: []byte(strings.Replace(ev, "%s",
+		`{"warc_filename":"OLD.warc.gz","warc_offset":12,"warc_length":345,"status_code":200,"mimetype":"text/html"}`, 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "example,x)/p 20240117090002 http://x.example/p text/html 200 AAAA - - 345 12 OLD.warc.gz"
+	if e.line == nil || e.line.CDX11() != want || e.update == nil || !e.update.Capture.Revisit || e.update.Original != nil {
+		t.Errorf("304 line %v, update %+v; want %s and a revisit capture", e.line, e.update, want)
+	}
+	_, err = decodeRecord(&kgo.Record{Value: []byte(strings.Replace(ev, "%s", `{"warc_filename":"OLD.warc.gz","warc_offset":"x"}`, 1))})
+	if err == nil || !strings.Contains(err.Error(), "warc_offset") {
+		t.Errorf("bad original: error %v, want one naming warc_offset", err)
+	}
+}
