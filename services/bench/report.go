@@ -9,7 +9,7 @@ import (
 )
 
 // stageOrder lists the worker's stages in pipeline order.
-var stageOrder = []string{"precondition", "fetch", "scan", "extract", "warc", "outlinks", "admit", "publish", "frontier", "other"}
+var stageOrder = []string{"precondition", "fetch", "scan", "extract", "dedup", "warc", "outlinks", "admit", "publish", "frontier", "other"}
 
 // Print writes the report as a table.
 func (r *Report) Print(w io.Writer) {

@@ -77,7 +77,7 @@ func sha1Base32(b []byte) string {
 // and checks the block digest of every record and the payload digest of
 // every response independently: the payload digest is over the de-chunked
 // entity (WARC 1.1), which gowarc's own check does not de-chunk. It returns
-// the target URIs of response records.
+// the target URIs of response and revisit records, by count.
 func validateWARCs(t *testing.T, files []string) map[string]int {
 	t.Helper()
 	responses := map[string]int{}
@@ -130,6 +130,11 @@ func validateWARCs(t *testing.T, files []string) map[string]int {
 					t.Fatalf("%s: payload digest of %s is %s, header %s", name, target, got, h.Get(gowarc.WarcPayloadDigest))
 				}
 				responses[target]++
+			} else if rec.Type() == gowarc.Revisit {
+				// A capture too: of an unchanged page, or of a payload
+				// another URL holds (cross-URL dedup: the same style sheet
+				// on two hosts, a ?ref= variant).
+				responses[h.Get(gowarc.WarcTargetURI)]++
 			}
 			_ = rec.Close()
 		}
