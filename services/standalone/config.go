@@ -22,7 +22,8 @@ type Config struct {
 	UntilIdleIgnoreRetries bool
 	// Relaunch launches the seeds as a new launch: with a launch timestamp
 	// inherited to every depth, so they and everything they reach are
-	// crawled again once, whatever the recrawl interval.
+	// crawled again once, whatever the recrawl interval. The timestamp is
+	// the next whole second, waited for (see launchSecond).
 	Relaunch bool
 	// Kafka and Redis name external servers; empty means embedded.
 	Kafka         string

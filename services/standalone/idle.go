@@ -20,14 +20,19 @@ import (
 )
 
 // launch sends the --seed URLs and the active targets of the --feed files
-// to the tocrawl topic, as the launcher would.
-func launch(ctx context.Context, cfg Config, kc kafka.Config, wcfg worker.Config, log *slog.Logger) (int, *launcher.Summary, error) {
+// to the tocrawl topic, as the launcher would. clock stamps them.
+func launch(ctx context.Context, cfg Config, kc kafka.Config, wcfg worker.Config, clock launcher.Clock, log *slog.Logger) (int, *launcher.Summary, error) {
 	cl, err := kafka.NewClient(kc)
 	if err != nil {
 		return 0, nil, err
 	}
 	defer cl.Close()
-	now := time.Now().UTC()
+	now := clock.Now().UTC()
+	if cfg.Relaunch {
+		if now, err = launchSecond(ctx, now, clock); err != nil {
+			return 0, nil, fmt.Errorf("relaunch: %w", err)
+		}
+	}
 	n := 0
 	for _, s := range cfg.Seeds {
 		l := messages.Launch{
@@ -57,7 +62,7 @@ func launch(ctx context.Context, cfg Config, kc kafka.Config, wcfg worker.Config
 		return n, nil, nil
 	}
 	svc, err := launcher.New(launcher.Config{Feeds: cfg.Feeds, Crawl: cfg.Crawl, Stream: cfg.Stream, TimeZone: cfg.TimeZone},
-		launcher.Deps{Producer: producer{cl}, KeyFunc: hostkey.ForURL, Logger: log.With("role", "launcher")})
+		launcher.Deps{Producer: producer{cl}, KeyFunc: hostkey.ForURL, Logger: log.With("role", "launcher"), Clock: clock})
 	if err != nil {
 		return n, nil, err
 	}
@@ -66,6 +71,38 @@ func launch(ctx context.Context, cfg Config, kc kafka.Config, wcfg worker.Config
 		return n, &sum, err
 	}
 	return n + sum.Messages, &sum, nil
+}
+
+// launchSecond is the time a relaunch is stamped with: the first whole
+// second after now, returned once clock has reached it.
+//
+// Launch timestamps have one-second resolution, and the seen filter takes
+// a URI finished in a launch's own second for crawled in that launch (the
+// frontier keeps finish records to the second and counts them from its
+// end; admit.lua). Stamped with the second it was made in, a relaunch made
+// just after a run ended took what that run finished earlier in the same
+// second (its last and deepest URIs: 404s and pages reached only through
+// the outlinks kept with unchanged pages) for crawled in the new launch,
+// and skipped them. The next second is later than anything crawled before
+// the launch. The launch is sent only once that second has begun: a URI
+// finished in between would be older than the launch and crawled again,
+// and the worker does not refetch robots.txt, nor so reach its sitemaps,
+// for a launch stamped ahead of its clock (worker/relaunch.go).
+func launchSecond(ctx context.Context, now time.Time, clock launcher.Clock) (time.Time, error) {
+	at := now.Truncate(time.Second).Add(time.Second)
+	for {
+		d := at.Sub(clock.Now())
+		if d <= 0 {
+			return at, nil
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return time.Time{}, fmt.Errorf("wait for the launch second %s: %w", at.Format(time.TimeOnly), ctx.Err())
+		case <-t.C:
+		}
+	}
 }
 
 // relaunch makes a seed launch a new launch: forced, with a launch
@@ -80,6 +117,11 @@ func relaunch(l *messages.Launch, now time.Time) {
 	hd.Heritable = append(hd.Heritable, "refreshDepth")
 	hd.Annotations = append(hd.Annotations, "resetQuotas", "launchTimestamp:"+hd.LaunchTimestamp)
 }
+
+// systemClock stamps the launches of a run given no Deps.Clock.
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
 
 // producer adapts a kgo client to the launcher's Producer.
 type producer struct{ cl *kgo.Client }

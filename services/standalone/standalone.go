@@ -29,6 +29,7 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/redisconn"
 	"github.com/trawler-crawl/trawler/pkg/reports"
 	"github.com/trawler-crawl/trawler/services/cdxwriter"
+	"github.com/trawler-crawl/trawler/services/launcher"
 	"github.com/trawler-crawl/trawler/services/renderer"
 	"github.com/trawler-crawl/trawler/services/worker"
 )
@@ -40,6 +41,9 @@ type Deps struct {
 	Logger   *slog.Logger
 	Registry *prometheus.Registry
 	Version  string
+	// Clock stamps the launches (a relaunch waits for it to reach a new
+	// second, so it must advance); nil is the system clock.
+	Clock launcher.Clock
 }
 
 // cluster is the broker and Redis the roles talk to, embedded or external.
@@ -258,7 +262,11 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 			errs <- err
 		}()
 	}
-	launched, feedSum, err := launch(ctx, cfg, cl.kafka, wcfg, log)
+	clock := d.Clock
+	if clock == nil {
+		clock = systemClock{}
+	}
+	launched, feedSum, err := launch(ctx, cfg, cl.kafka, wcfg, clock, log)
 	if err != nil {
 		stop()
 		wg.Wait()
