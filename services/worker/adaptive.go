@@ -71,20 +71,9 @@ func (w *Worker) followHeld(ctx context.Context, held []messages.Launch) ([]*kgo
 	now := time.Now()
 	var children []messages.Launch
 	for _, parent := range held {
-		o, err := w.recent.Outlinks(ctx, parent.URL)
-		if err != nil {
-			w.log.Warn("read stored outlinks of a page adaptive recrawl held back", "url", parent.URL, "err", err)
-			continue
+		for _, l := range w.keptLinks(ctx, parent.URL, "a page adaptive recrawl held back") {
+			children = append(children, messages.ChildLaunch(parent, l.URL, string(l.Hop), now))
 		}
-		if o == nil {
-			continue
-		}
-		for _, l := range o.Links {
-			if messages.IsHop(string(l.Hop)) {
-				children = append(children, messages.ChildLaunch(parent, l.URL, string(l.Hop), now))
-			}
-		}
-		w.metrics.outlinksReplayed.Add(float64(len(o.Links)))
 	}
 	if len(children) == 0 {
 		return nil, nil

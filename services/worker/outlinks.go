@@ -44,23 +44,34 @@ func (w *Worker) keepOutlinks(ctx context.Context, t *task, start time.Time, lin
 // unchangedOutlinks are the links of the original capture of t's URL,
 // followed again when the server says the page has not changed: the same
 // links with the same hops, through the same candidate chain as if they
-// had been extracted now. Links stored with hop letters the crawl does not
-// know are dropped.
+// had been extracted now.
 func (w *Worker) unchangedOutlinks(ctx context.Context, t *task) []extract.Link {
-	o, err := w.recent.Outlinks(ctx, t.l.URL)
+	kept := w.keptLinks(ctx, t.l.URL, "an unchanged page")
+	links := make([]extract.Link, len(kept))
+	for i, l := range kept {
+		links[i] = extract.Link{URL: l.URL, Hop: l.Hop, Context: l.Context}
+	}
+	return links
+}
+
+// keptLinks reads the outlinks kept with url's last full capture, for a
+// page that is not read again (what is named in the log). Links stored
+// with hop letters the crawl does not know are dropped; a list that cannot
+// be read costs only the reach below the page, so it is logged.
+func (w *Worker) keptLinks(ctx context.Context, url, what string) []recentdb.Link {
+	o, err := w.recent.Outlinks(ctx, url)
 	if err != nil {
-		w.log.Warn("read stored outlinks of an unchanged page", "url", t.l.URL, "err", err)
+		w.log.Warn("read stored outlinks of "+what, "url", url, "err", err)
 		return nil
 	}
 	if o == nil {
 		return nil
 	}
-	links := make([]extract.Link, 0, len(o.Links))
+	links := make([]recentdb.Link, 0, len(o.Links))
 	for _, l := range o.Links {
-		if !messages.IsHop(string(l.Hop)) {
-			continue
+		if messages.IsHop(string(l.Hop)) {
+			links = append(links, l)
 		}
-		links = append(links, extract.Link{URL: l.URL, Hop: l.Hop, Context: l.Context})
 	}
 	w.metrics.outlinksReplayed.Add(float64(len(links)))
 	return links

@@ -77,7 +77,9 @@ func (w *Worker) record(ctx context.Context, t *task, resp *fetch.Response) step
 	if rv != nil && rv.NotModified {
 		t.out.etag, t.out.lastModified = validators(t, resp)
 	}
-	if fromBody && rv == nil && t.eff.Profile.Frontier.KeepOutlinks {
+	// A revisit of another URL's record was read for links like a full
+	// capture, and its URL has no kept list of its own: keep them too.
+	if fromBody && (rv == nil || rv.RefersToURI != t.l.URL) && t.eff.Profile.Frontier.KeepOutlinks {
 		stage(ctx, "outlinks", func(ctx context.Context) { w.keepOutlinks(ctx, t, resp.Start, links) })
 	}
 	if len(links) == 0 {
