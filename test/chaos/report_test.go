@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/trawler-crawl/trawler/pkg/cdx"
 	"github.com/trawler-crawl/trawler/pkg/kafka"
 	"github.com/trawler-crawl/trawler/pkg/messages"
 	"github.com/trawler-crawl/trawler/services/cdxwriter"
@@ -101,6 +102,10 @@ func (c *cluster) report(seeds, reachable []string, bound int64) *report {
 	events := map[string]int{}     // URL -> events
 	eventKeys := map[string]bool{} // URL + fetch start: one per attempt that ended
 	eventLocs := map[loc]string{}  // WARC location -> URL, of events naming one
+	// lineLocs are where the index lines of those events point: the
+	// record's location, or for a 304 its original's (docs/architecture.md
+	// 11.2).
+	lineLocs := map[loc]string{}
 	for _, rec := range readTopic(c, kc, "fc.crawled") {
 		ev, err := messages.DecodeCrawled(rec.Value)
 		if err != nil {
@@ -111,6 +116,11 @@ func (c *cluster) report(seeds, reachable []string, bound int64) *report {
 		eventKeys[fmt.Sprintf("%d %s %s", ev.StatusCode, ev.URL, ev.StartTimePlusDuration)] = true
 		if ev.WarcFilename != nil && *ev.WarcFilename != "" && ev.WarcOffset != nil && !strings.HasPrefix(ev.URL, "dns:") {
 			eventLocs[loc{*ev.WarcFilename, *ev.WarcOffset}] = ev.URL
+			line := loc{*ev.WarcFilename, *ev.WarcOffset}
+			if o, ok, err := cdx.OriginalOf(ev); err == nil && ok && ev.StatusCode == 304 {
+				line = loc{o.Filename, o.Offset}
+			}
+			lineLocs[line] = ev.URL
 		}
 	}
 	r.admitted, r.eventURLs = len(admitted), len(events)
@@ -177,7 +187,7 @@ func (c *cluster) report(seeds, reachable []string, bound int64) *report {
 	}
 	cdxLocs := c.queryCDX(auths)
 	r.cdxLines = len(cdxLocs)
-	for l, u := range eventLocs {
+	for l, u := range lineLocs {
 		if _, ok := cdxLocs[l]; !ok {
 			r.cdxMissing++
 			r.example("CDX lines missing", fmt.Sprintf("%s %s@%d", u, l.file, l.offset))
