@@ -31,6 +31,11 @@ func TestAdaptiveRecrawl(t *testing.T) {
 			c.LastCrawled, c.AdaptiveInterval = last, interval
 			return c
 		}
+		forced := mk("/6", false, true, 6*time.Hour)
+		forced.Launch.ForceFetch = true
+		noLaunch := mk("/7", false, true, 6*time.Hour)
+		noLaunch.Launch.ParentURLMetadata.HeritableData.LaunchTimestamp = ""
+		noLaunch.LastCrawled = ck.now().Add(-30 * time.Minute)
 		tests := []struct {
 			name string
 			c    Candidate
@@ -42,24 +47,9 @@ func TestAdaptiveRecrawl(t *testing.T) {
 			{"adaptive, interval run out", mk("/3", false, true, time.Hour), Admitted, false},
 			{"adaptive without a stored interval", mk("/4", false, true, 0), Admitted, false},
 			{"a launch's seed is due", mk("/5", true, true, 6*time.Hour), Admitted, false},
+			{"a forced URI is due", forced, Admitted, false},
+			{"within both intervals: nothing saved", noLaunch, Seen, false},
 		}
-		forced := mk("/6", false, true, 6*time.Hour)
-		forced.Launch.ForceFetch = true
-		tests = append(tests, struct {
-			name string
-			c    Candidate
-			want Verdict
-			held bool
-		}{"a forced URI is due", forced, Admitted, false})
-		noLaunch := mk("/7", false, true, 6*time.Hour)
-		noLaunch.Launch.ParentURLMetadata.HeritableData.LaunchTimestamp = ""
-		noLaunch.LastCrawled = ck.now().Add(-30 * time.Minute)
-		tests = append(tests, struct {
-			name string
-			c    Candidate
-			want Verdict
-			held bool
-		}{"within both intervals: nothing saved", noLaunch, Seen, false})
 		for _, tc := range tests {
 			mustEqual(t, tc.name, admit(t, f, tc.c)[0], tc.want)
 			mustEqual(t, tc.name+" (held)", tc.c.HeldByAdaptive(ck.now()), tc.held)
