@@ -21,6 +21,8 @@ func TestGenerateRejectsBadConfig(t *testing.T) {
 		{"too many pages", Config{PagesPerHost: MaxPagesPerHost + 1}, "pagesPerHost"},
 		{"negative large file", Config{LargeFileBytes: -1}, "largeFileBytes: -1 is negative"},
 		{"bad port", Config{Port: 70000}, "port: 70000 out of range"},
+		{"negative volatile share", Config{VolatileOneIn: -1}, "volatileOneIn -1"},
+		{"negative query variants", Config{QueryVariantOneIn: -2}, "queryVariantOneIn -2"},
 		{"not loopback", Config{IPBase: netip.MustParseAddr("10.0.0.1")}, "IPBase: 10.0.0.1 is not an IPv4 address in 127.0.0.0/8"},
 		{"ipv6", Config{IPBase: netip.MustParseAddr("::1")}, "IPBase: ::1 is not"},
 		{"network address", Config{IPBase: netip.MustParseAddr("127.0.0.0")}, "network address"},
@@ -44,6 +46,7 @@ func TestGenerateDefaults(t *testing.T) {
 	}
 	cfg := site.Config()
 	if cfg.Hosts != DefaultHosts || cfg.PagesPerHost != DefaultPagesPerHost || cfg.LargeFileBytes != DefaultLargeFileBytes ||
+		cfg.VolatileOneIn != 5 || cfg.QueryVariantOneIn != 12 ||
 		cfg.IPBase != netip.MustParseAddr("127.0.0.2") || cfg.Logger == nil {
 		t.Errorf("defaults not applied: %+v", cfg)
 	}
