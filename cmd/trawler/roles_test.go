@@ -4,14 +4,14 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
+	"github.com/trawler-crawl/trawler/internal/refusedport"
 	"github.com/trawler-crawl/trawler/pkg/admin"
 	"github.com/trawler-crawl/trawler/pkg/redisconn"
 )
@@ -25,12 +25,7 @@ func TestNotReadyWhileWaitingForRedis(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = adm.Close() })
 	env := &roleEnv{log: slog.New(slog.DiscardHandler), admin: adm}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	nobody := ln.Addr().String()
-	_ = ln.Close()
+	nobody := "127.0.0.1:" + strconv.Itoa(refusedport.Port(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	done := make(chan error, 1)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawler-crawl/trawler/internal/refusedport"
 	"github.com/trawler-crawl/trawler/internal/testwait"
 )
 
@@ -152,19 +153,14 @@ func TestBrokenAndEmpty(t *testing.T) {
 }
 
 func TestConnectAndLookupFailures(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closedPort := ln.Addr().(*net.TCPAddr).AddrPort().Port()
-	_ = ln.Close()
+	closedPort := refusedport.Port(t)
 	f := newFetcher(t, Config{AllowPrivate: true})
 	cases := []struct {
 		url       string
 		status    int
 		retriable bool
 	}{
-		{"http://site.test:" + strconv.Itoa(int(closedPort)) + "/", StatusConnectFailed, true},
+		{"http://site.test:" + strconv.Itoa(closedPort) + "/", StatusConnectFailed, true},
 		{"http://no-such-host.test/", StatusDomainLookupFailed, false},
 		{"ftp://site.test/", StatusIllegalURI, false},
 		{"http:///no-host", StatusIllegalURI, false},
@@ -182,7 +178,7 @@ func TestConnectAndLookupFailures(t *testing.T) {
 			t.Errorf("%s: got %v, want status %d retriable %v", tc.url, err, tc.status, tc.retriable)
 		}
 	}
-	_, err = f.Fetch(context.Background(), Request{URL: "http://site.test/", Header: http.Header{"X-Bad": {"a\r\nInjected: 1"}}})
+	_, err := f.Fetch(context.Background(), Request{URL: "http://site.test/", Header: http.Header{"X-Bad": {"a\r\nInjected: 1"}}})
 	fetchErr(t, err, StatusIllegalURI, false)
 	_, err = f.Fetch(context.Background(), Request{URL: "http://site.test/", Header: http.Header{"Bad Name": {"x"}}})
 	fetchErr(t, err, StatusIllegalURI, false)

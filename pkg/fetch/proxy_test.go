@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/trawler-crawl/trawler/internal/refusedport"
 )
 
 // publicResolver gives public-looking addresses; only a proxy that maps
@@ -298,12 +300,7 @@ func TestProxyTunnelsToResolvedAddress(t *testing.T) {
 }
 
 func TestProxyFailures(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadPort := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	_ = ln.Close()
+	deadPort := strconv.Itoa(refusedport.Port(t))
 	backend := startServer(t, respond(okResp))
 	bAddr := "127.0.0.1:" + backend.port()
 	log := &proxyLog{}

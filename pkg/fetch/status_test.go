@@ -2,23 +2,19 @@ package fetch
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trawler-crawl/trawler/internal/refusedport"
 )
 
 // TestStatusMapping drives one real failure per row of the table in
 // errors.go and checks its status and Retriable flag.
 func TestStatusMapping(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadPort := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	_ = ln.Close()
+	deadPort := strconv.Itoa(refusedport.Port(t))
 	silent := func(ss *session) { ss.waitClosed() }
 	stall := func(ss *session) {
 		if _, err := ss.readRequest(); err == nil {

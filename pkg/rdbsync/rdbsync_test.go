@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
-
+	"github.com/trawler-crawl/trawler/internal/refusedport"
 	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
 )
 
@@ -82,9 +83,7 @@ func TestFetchRefusals(t *testing.T) {
 		t.Fatalf("bad password: %v", err)
 	}
 	// Nobody listens on a port we just closed.
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	dead := ln.Addr().String()
-	_ = ln.Close()
+	dead := "127.0.0.1:" + strconv.Itoa(refusedport.Port(t))
 	_, err = Fetch(ctx, Options{Addr: dead}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "connect") || !strings.Contains(err.Error(), dead) {
 		t.Fatalf("unreachable: %v", err)

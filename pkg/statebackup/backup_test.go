@@ -3,12 +3,13 @@ package statebackup
 import (
 	"context"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/trawler-crawl/trawler/internal/refusedport"
 	"github.com/trawler-crawl/trawler/pkg/cdxindex"
 	"github.com/trawler-crawl/trawler/pkg/frontier"
 	"github.com/trawler-crawl/trawler/pkg/rdbsync"
@@ -213,9 +214,7 @@ func TestBackupRestoreBadInput(t *testing.T) {
 		t.Logf("refused: %v", err)
 	}
 	t.Run("unreachable redis", func(t *testing.T) {
-		ln, _ := net.Listen("tcp", "127.0.0.1:0")
-		dead := ln.Addr().String()
-		_ = ln.Close()
+		dead := "127.0.0.1:" + strconv.Itoa(refusedport.Port(t))
 		o := e.options(filepath.Join(t.TempDir(), "b"))
 		o.Masters = []rdbsync.Options{{Addr: dead}}
 		backupFails(t, o, dead, "connect")

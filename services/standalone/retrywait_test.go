@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
+	"github.com/trawler-crawl/trawler/internal/refusedport"
 	"github.com/trawler-crawl/trawler/pkg/frontier"
 )
 
@@ -27,12 +27,7 @@ func (downResolver) LookupIPAddr(context.Context, string) ([]net.IPAddr, error) 
 // context); with --until-idle-ignore-retries the run ends on its own,
 // leaving the URI queued.
 func TestUntilIdleAndRetries(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	_ = ln.Close() // a closed port: connections are refused (-2, retried)
+	port := refusedport.Port(t) // connections are refused (-2, retried)
 	seed := fmt.Sprintf("http://down.test:%d/", port)
 	cases := []struct {
 		name          string
