@@ -3,17 +3,17 @@ package identity
 import (
 	"context"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/trawler-crawl/trawler/internal/refusedport"
+
 	"github.com/trawler-crawl/trawler/pkg/embedded"
 	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
 )
@@ -143,7 +143,12 @@ func TestLeaseWaitsForRedisBack(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/redis-server"); err != nil {
 		t.Skip("redis-server not installed")
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(refusedport.Port(t))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	t.Cleanup(func() { _ = rdb.Close() })
 	type result struct {
