@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"strings"
 
 	"github.com/trawler-crawl/trawler/services/bench"
 )
@@ -13,7 +17,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var c common
 	c.registerBase(fs, "warn")
 	cfg := bench.Config{}
-	fs.StringVar(&cfg.Site, "site", bench.SiteSynthetic, "site to crawl: synthetic (the synthetic web) or docs (a static documentation site from disk)")
+	fs.StringVar(&cfg.Site, "site", bench.SiteSynthetic, "site to crawl: synthetic (the synthetic web), docs (a generated documentation site) or dir:DIR (a directory of real pages, e.g. dir:/usr/share/doc/python3/html), served by a separate process")
+	serveSite := fs.String("serve-site", "", "internal: serve the site this JSON spec describes (the benchmark's site process)")
 	fs.IntVar(&cfg.Hosts, "hosts", 40, "synthetic web hosts")
 	fs.IntVar(&cfg.PagesPerHost, "pages", 250, "synthetic web HTML pages per host")
 	fs.IntVar(&cfg.PageBytes, "page-bytes", 10_000, "pad synthetic HTML pages to this size")
@@ -30,6 +35,19 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	runs := fs.Int("runs", 1, "run the whole benchmark this many times and print the median and range of its ratios")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *serveSite != "" {
+		var spec bench.SiteSpec
+		if err := json.Unmarshal([]byte(*serveSite), &spec); err != nil {
+			return fmt.Errorf("bench --serve-site: %w", err)
+		}
+		return bench.ServeSite(ctx, spec, os.Stdin, stdout)
+	}
+	if dir, ok := strings.CutPrefix(cfg.Site, bench.SiteDir+":"); ok {
+		if dir == "" {
+			return fmt.Errorf("bench: --site dir: names no directory (dir:/usr/share/doc/python3/html)")
+		}
+		cfg.Site, cfg.Dir = bench.SiteDir, dir
 	}
 	if *runs < 1 {
 		return fmt.Errorf("bench: --runs %d: want at least 1", *runs)
@@ -48,6 +66,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	cfg.Logger = log
+	cfg.Launcher = siteLauncher
 	tuneGC()
 	fmt.Fprintf(stdout, "Benchmarking a standalone crawl of the %s site against the bare baseline...\n", cfg.Site)
 	var reports []*bench.Report
@@ -66,4 +85,17 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		bench.PrintSummary(stdout, reports)
 	}
 	return nil
+}
+
+// siteLauncher runs this binary again as the benchmark's site process.
+func siteLauncher(spec bench.SiteSpec) (*exec.Cmd, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find this binary: %w", err)
+	}
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	return exec.Command(self, "bench", "--serve-site", string(b)), nil
 }

@@ -16,6 +16,9 @@ func TestBenchRunsRefused(t *testing.T) {
 		{[]string{"bench", "--runs", "2", "--cpuprofile", "x.prof"}, "use them with --runs 1"},
 		{[]string{"bench", "--runs", "2", "--data", "d"}, "use them with --runs 1"},
 		{[]string{"bench", "--runs", "two"}, "invalid value"},
+		{[]string{"bench", "--site", "dir:"}, "names no directory"},
+		{[]string{"bench", "--serve-site", "{not json"}, "--serve-site"},
+		{[]string{"bench", "--serve-site", `{"kind":"elsewhere"}`}, `site "elsewhere" is not`},
 	} {
 		code, stdout, stderr := runCLI(t, c.args...)
 		if code == 0 || !strings.Contains(stderr, c.want) || strings.Contains(stdout, "Benchmarking") {

@@ -38,7 +38,7 @@ type realPage struct {
 }
 
 // realPages reads every distinct .html, .htm and .html.gz file under dirs.
-func realPages(t *testing.T, dirs []string) []realPage {
+func realPages(t testing.TB, dirs []string) []realPage {
 	t.Helper()
 	seen := map[[32]byte]bool{}
 	var pages []realPage

@@ -100,9 +100,12 @@ func (s *textSkipper) skipIgnored() {
 	}
 }
 
-// plainTag returns the length of the tag b starts with when it is "<name>"
-// or "</name>" (ASCII letters and digits, no attributes) and not the start
-// of a raw-text element; 0 otherwise.
+// plainTag returns the length of the tag b starts with when the extractor
+// ignores it: "</name>", or "<name>" with only attributes written
+// name="value" (or 'value') whose names kindOf ignores (class, id, title...:
+// the thousands of <span class="n"> of highlighted code), and not the start
+// of a raw-text element; 0 otherwise, and for anything written another way,
+// which the tokenizer then reads.
 func plainTag(b []byte) int {
 	j := 1
 	end := len(b) > 1 && b[1] == '/'
@@ -121,13 +124,69 @@ func plainTag(b []byte) int {
 		name[k] = b[j] | 0x20 // lower case; digits are unchanged
 		k++
 	}
-	if j >= len(b) || b[j] != '>' {
+	if j >= len(b) || !end && rawTextElement(string(name[:k])) {
 		return 0
 	}
-	if !end && rawTextElement(string(name[:k])) {
+	if b[j] == '>' {
+		return j + 1
+	}
+	if end {
 		return 0
 	}
-	return j + 1
+	n := ignoredAttrs(b[j:])
+	if n == 0 {
+		return 0
+	}
+	return j + n
+}
+
+// maxIgnoredAttrName bounds the attribute names ignoredAttrs reads.
+const maxIgnoredAttrName = 32
+
+// ignoredAttrs returns the length of b through the '>' ending a start tag
+// when b is a run of ` name="value"` attributes that kindOf ignores, then
+// optional spaces and an optional '/'; 0 otherwise.
+func ignoredAttrs(b []byte) int {
+	i := 0
+	for {
+		sp := i
+		for i < len(b) && isSpace(b[i]) {
+			i++
+		}
+		if i >= len(b) {
+			return 0
+		}
+		switch {
+		case b[i] == '>':
+			return i + 1
+		case b[i] == '/' && i+1 < len(b) && b[i+1] == '>':
+			return i + 2
+		case i == sp:
+			return 0 // an attribute not after a space
+		}
+		var key [maxIgnoredAttrName]byte
+		n := 0
+		for ; i < len(b) && (isLetter(b[i]) || '0' <= b[i] && b[i] <= '9' || b[i] == '-' || b[i] == '_'); i++ {
+			if n == len(key) {
+				return 0
+			}
+			key[n] = b[i]
+			if isLetter(b[i]) {
+				key[n] |= 0x20
+			}
+			n++
+		}
+		if n == 0 || i+1 >= len(b) || b[i] != '=' || (b[i+1] != '"' && b[i+1] != '\'') || kindOf(key[:n]) != attrIgnored {
+			return 0
+		}
+		q := b[i+1]
+		i += 2
+		v := bytes.IndexByte(b[i:], q)
+		if v < 0 {
+			return 0
+		}
+		i += v + 1
+	}
 }
 
 func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }

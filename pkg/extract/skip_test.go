@@ -121,7 +121,14 @@ func TestPlainTag(t *testing.T) {
 		{"<p>", 3}, {"</p>", 4}, {"<TD>x", 4}, {"<h1>", 4}, {"</SCRIPT>", 9}, {"</title>", 8},
 		{"<script>", 0}, {"<Style>", 0}, {"<title>", 0}, {"<textarea>", 0}, {"<noscript>", 0}, {"<xmp>", 0},
 		{"<plaintext>", 0}, {"<iframe>", 0}, {"<noembed>", 0}, {"<noframes>", 0},
-		{"<p >", 0}, {"<p/>", 0}, {"<a href=x>", 0}, {"<1>", 0}, {"</>", 0}, {"<", 0}, {"<p", 0}, {"</", 0},
+		{"<p >", 4}, {"<p/>", 4}, {"<a href=x>", 0}, {"<1>", 0}, {"</>", 0}, {"<", 0}, {"<p", 0}, {"</", 0},
+		// Attributes the extractor ignores, written plainly, are skipped too.
+		{`<span class="n">x`, 16}, {`<SPAN CLASS='n' id="a>b" >`, 26}, {`<div data-x="1" title="t"/>`, 27},
+		{`<span class="n"`, 0}, {`<span class="n>`, 0}, {`<span class=n>`, 0}, {`<td nowrap>`, 0}, {`<p class="a"id="b">`, 0},
+		{`<span style="x">`, 0}, {`<img class="a" src="b">`, 0}, {`<a class="x" href="y">`, 0}, {`<p onclick="f()">`, 0},
+		{`<meta name="a" content="b">`, 0}, {`<form method="get">`, 0}, {`<div data-src="x">`, 0}, {`<p class="a" rel="b">`, 0},
+		{`<title class="x">`, 0}, {`<script type="x">`, 0}, {`</p class="x">`, 0}, {`<p cl@ss="x">`, 0},
+		{`<p aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa="x">`, 0},
 		{"<!-- x -->", 0}, {"<p\x00>", 0}, {"<abcdefghijklmnop>", 18}, {"<abcdefghijklmnopq>", 0}, {"<é>", 0},
 	} {
 		if got := plainTag([]byte(tc.in)); got != tc.want {
@@ -150,5 +157,30 @@ func BenchmarkHTMLDocsPage(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkHTMLRealPages extracts Debian's documentation (Sphinx, DocBook
+// and AsciiDoc pages, what `trawler bench --site dir:` crawls) the fast way;
+// its bytes/s is the extraction's share of a crawl of real pages.
+func BenchmarkHTMLRealPages(b *testing.B) {
+	var pages []realPage
+	for _, dir := range []string{"/usr/share/doc/python3/html/library", "/usr/share/doc/postgresql-doc-15/html", "/usr/share/doc/git-doc"} {
+		if _, err := os.Stat(dir); err != nil {
+			b.Skipf("%s: %v (make test-deps installs it)", dir, err)
+		}
+		pages = append(pages, realPages(b, []string{dir})...)
+	}
+	var size int64
+	for _, p := range pages {
+		size += int64(len(p.body))
+	}
+	b.SetBytes(size)
+	for b.Loop() {
+		for _, p := range pages {
+			if _, _, err := HTML(bytes.NewReader(p.body), "http://docs.test/"+p.path, HTMLOptions{Javascript: true}); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }

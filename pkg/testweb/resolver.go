@@ -94,3 +94,22 @@ func (r *Resolver) DialContext(ctx context.Context, network, address string) (ne
 	var d net.Dialer
 	return d.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
 }
+
+// NewResolver answers for the given names (lower case, no trailing dot):
+// the resolver of a site served by another process, from its Addrs.
+func NewResolver(addrs map[string]netip.Addr) *Resolver {
+	m := make(map[string]netip.Addr, len(addrs))
+	for name, ip := range addrs {
+		m[normalizeName(name)] = ip
+	}
+	return &Resolver{addrs: m}
+}
+
+// Addrs returns a copy of the names the resolver answers for.
+func (r *Resolver) Addrs() map[string]netip.Addr {
+	m := make(map[string]netip.Addr, len(r.addrs))
+	for name, ip := range r.addrs {
+		m[name] = ip
+	}
+	return m
+}

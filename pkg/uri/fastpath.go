@@ -45,17 +45,21 @@ func fastResolve(b fastBase, ref string) (string, bool) {
 	if i := strings.IndexByte(ref, '#'); i >= 0 {
 		ref = ref[:i] // the result has no fragment
 	}
-	if ref == "" || !plainRef(ref) {
+	if ref == "" || !plainChars(ref) {
 		return "", false
 	}
+	dots := hasDotSegments(ref)
 	switch {
 	case strings.HasPrefix(ref, "http://"):
-		return fastAbsolute("http", ref[len("http://"):])
+		return fastAbsolute("http", ref[len("http://"):], dots)
 	case strings.HasPrefix(ref, "https://"):
-		return fastAbsolute("https", ref[len("https://"):])
+		return fastAbsolute("https", ref[len("https://"):], dots)
 	case strings.HasPrefix(ref, "//"):
-		return fastAbsolute(b.scheme, ref[2:])
+		return fastAbsolute(b.scheme, ref[2:], dots)
 	case ref[0] == '/':
+		if dots {
+			return b.origin + removeDotSegments(ref), true
+		}
 		return b.origin + ref, true
 	case ref[0] == '?':
 		return "", false // reads the base's path, which the key lacks
@@ -64,19 +68,55 @@ func fastResolve(b fastBase, ref string) (string, bool) {
 	if i := strings.IndexAny(ref, ":/?"); i >= 0 && ref[i] == ':' {
 		return "", false
 	}
+	if dots {
+		return b.origin + removeDotSegments(b.dir[len(b.origin):]+ref), true
+	}
 	return b.dir + ref, true
 }
 
+// removeDotSegments applies the URL standard's path state to p, an
+// absolute path (with its query) of plain characters: a "." segment is
+// dropped and a ".." one drops the segment before it, and either, last,
+// leaves the path ending in a slash.
+func removeDotSegments(p string) string {
+	path, query := p, ""
+	if i := strings.IndexByte(p, '?'); i >= 0 {
+		path, query = p[:i], p[i:]
+	}
+	segs := strings.Split(path[1:], "/")
+	out := segs[:0]
+	for i, seg := range segs {
+		last := i == len(segs)-1
+		switch seg {
+		case "..":
+			if len(out) > 0 {
+				out = out[:len(out)-1]
+			}
+			if last {
+				out = append(out, "")
+			}
+		case ".":
+			if last {
+				out = append(out, "")
+			}
+		default:
+			out = append(out, seg)
+		}
+	}
+	return "/" + strings.Join(out, "/") + query
+}
+
 // fastAbsolute builds scheme://rest when rest's authority is a plain
-// lower-case host name with at most a non-default port.
-func fastAbsolute(scheme, rest string) (string, bool) {
+// lower-case host name or IPv4 address with at most a non-default port;
+// dots says rest's path has dot segments to remove.
+func fastAbsolute(scheme, rest string, dots bool) (string, bool) {
 	end := strings.IndexAny(rest, "/?")
 	if end < 0 {
 		end = len(rest)
 	}
 	auth := rest[:end]
 	host, port, hasPort := strings.Cut(auth, ":")
-	if !plainHost(host) || (hasPort && !plainPort(scheme, port)) {
+	if !(plainHost(host) || plainIPv4(host)) || (hasPort && !plainPort(scheme, port)) {
 		return "", false
 	}
 	switch {
@@ -84,14 +124,16 @@ func fastAbsolute(scheme, rest string) (string, bool) {
 		return scheme + "://" + rest + "/", true
 	case rest[end] == '?':
 		return scheme + "://" + auth + "/" + rest[end:], true
+	case dots:
+		return scheme + "://" + auth + removeDotSegments(rest[end:]), true
 	}
 	return scheme + "://" + rest, true
 }
 
-// plainRef reports whether ref holds only characters the parser keeps as
-// they are in a path or query (no percent-encoding, case folding or
-// backslashes), no encoded dots and no dot segments in its path.
-func plainRef(ref string) bool {
+// plainChars reports whether ref holds only characters the parser keeps
+// as they are in a path or query (no percent-encoding, case folding or
+// backslashes) and no encoded dots.
+func plainChars(ref string) bool {
 	for i := 0; i < len(ref); i++ {
 		c := ref[i]
 		switch {
@@ -105,6 +147,18 @@ func plainRef(ref string) bool {
 			return false
 		}
 	}
+	return true
+}
+
+// plainRef reports whether ref is plainChars with no dot segments in its
+// path.
+func plainRef(ref string) bool {
+	return plainChars(ref) && !hasDotSegments(ref)
+}
+
+// hasDotSegments reports whether the path of ref (before any query) has a
+// "." or ".." segment.
+func hasDotSegments(ref string) bool {
 	path := ref
 	if i := strings.IndexByte(ref, '?'); i >= 0 {
 		path = ref[:i]
@@ -112,11 +166,39 @@ func plainRef(ref string) bool {
 	for path != "" {
 		seg, rest, _ := strings.Cut(path, "/")
 		if seg == "." || seg == ".." {
-			return false
+			return true
 		}
 		path = rest
 	}
-	return true
+	return false
+}
+
+// plainIPv4 reports whether host is an IPv4 address in the parser's own
+// form: four decimal numbers up to 255 without leading zeros.
+func plainIPv4(host string) bool {
+	parts := 0
+	for host != "" {
+		num, rest, more := strings.Cut(host, ".")
+		if num == "" || len(num) > 3 || (len(num) > 1 && num[0] == '0') {
+			return false
+		}
+		n := 0
+		for i := 0; i < len(num); i++ {
+			if num[i] < '0' || num[i] > '9' {
+				return false
+			}
+			n = n*10 + int(num[i]-'0')
+		}
+		if n > 255 {
+			return false
+		}
+		parts++
+		if more && rest == "" {
+			return false
+		}
+		host = rest
+	}
+	return parts == 4
 }
 
 // plainHost reports whether host is a lower-case ASCII domain name the
@@ -185,9 +267,9 @@ func IsNormal(u string) bool {
 	var ok bool
 	switch {
 	case strings.HasPrefix(u, "http://"):
-		got, ok = fastAbsolute("http", u[len("http://"):])
+		got, ok = fastAbsolute("http", u[len("http://"):], false)
 	case strings.HasPrefix(u, "https://"):
-		got, ok = fastAbsolute("https", u[len("https://"):])
+		got, ok = fastAbsolute("https", u[len("https://"):], false)
 	}
 	return ok && got == u
 }

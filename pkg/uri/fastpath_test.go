@@ -10,6 +10,7 @@ import (
 var fastBases = []string{
 	"http://h.test/a/b.html", "http://h.test/", "https://h.test:8443/a/b/c?x=1#f",
 	"http://127.0.0.1/docs/x.html", "https://u:p@h.test/a/", "http://h.test/a/b?q=/c/d",
+	"http://127.0.0.1:36411/library/os.path.html",
 }
 
 // refPieces build random references from what changes a parser's answer:
@@ -39,6 +40,9 @@ func TestFastResolveMatchesParser(t *testing.T) {
 		"http://o.test:80/", "https://o.test:443/", "http://1.2.3.4/", "http://0x7f.1/", "http://a..b/",
 		"http://xn--nxasmq6b.test/", "http://xn--a.test/", "http://xn--.test/", "http://xn--zz-9.test/", "http://o.test:080/", "http://o.test:0/", "http://o.test:00081/", "http://a.b./c", "http://-a.test/", "http://ab--c.test/", "a:b",
 		"a/b:c", "x?y:z", "#f", "?q", "", "x#", "/a/./b", "/a/../b", "a/%2e/b", "http://A.test/",
+		"../x.html", "a/../../b", "./", "..", ".", "/a/b/..", "../../../../x?y/../z", "http://h.test/a/../b",
+		"//h.test/./x", "./a/./b/.", "../_static/x.css#f", "http://10.0.0.1:8080/a/../b", "http://256.1.1.1/",
+		"http://01.2.3.4/", "http://1.2.3/", "http://1.2.3.4./",
 	}, resolverRefs...)
 	rng := rand.New(rand.NewPCG(5, 7))
 	for range 50000 {
@@ -100,6 +104,7 @@ func TestIsNormalMatchesNormalize(t *testing.T) {
 		"http://h.test/", "https://h.test:8443/a?b", "http://h.test", "http://H.test/", "http://h.test:80/",
 		"http://h.test/a#f", "http://1.2.3.4/", "http://h.test/a/../b", "http://h.test/%2e/", "ftp://h.test/",
 		"http://u@h.test/", "http://h.test/a b", "http://h.test/é", "http://h.test?q", " http://h.test/",
+		"http://127.0.0.1:8080/a", "http://127.0.0.01/", "http://1.2.3/", "http://0.0.0.0/", "http://255.255.255.255/",
 	}
 	rng := rand.New(rand.NewPCG(11, 13))
 	for range 50000 {

@@ -19,20 +19,25 @@ import (
 	"github.com/trawler-crawl/trawler/internal/baseline"
 	"github.com/trawler-crawl/trawler/pkg/fetch"
 	"github.com/trawler-crawl/trawler/pkg/profile"
-	"github.com/trawler-crawl/trawler/pkg/testweb"
-	"github.com/trawler-crawl/trawler/pkg/testweb/docsite"
 )
 
 // Sites the benchmark can serve.
 const (
 	SiteSynthetic = "synthetic"
 	SiteDocs      = "docs"
+	// SiteDir serves a directory of real pages, such as Debian's
+	// documentation packages' HTML; Config.Dir names it.
+	SiteDir = "dir"
 )
 
 // Config says what to measure.
 type Config struct {
-	// Site is SiteSynthetic or SiteDocs.
+	// Site is SiteSynthetic, SiteDocs or SiteDir.
 	Site string
+	// Dir is the directory a SiteDir serves.
+	Dir string
+	// Launcher starts the process that serves the site (see ServeSite).
+	Launcher SiteLauncher
 	// Hosts and PagesPerHost size the synthetic web; PageBytes pads its
 	// HTML pages.
 	Hosts, PagesPerHost, PageBytes int
@@ -76,7 +81,21 @@ type Report struct {
 	// and spent during the baseline runs, 0 when perf counters are not
 	// available.
 	BaselineInstructions, BaselineCycles uint64
-	Crawl                                CrawlResult
+	// BaselineSiteCPU is what the site process spent serving the
+	// baselines (not part of their CPU).
+	BaselineSiteCPU time.Duration
+	// Startup is an empty crawl's: what starting and stopping costs,
+	// taken off the crawl's CPU in the ratios.
+	Startup Startup
+	Crawl   CrawlResult
+}
+
+// Startup is the cost of starting and stopping a standalone crawl with
+// nothing to crawl.
+type Startup struct {
+	Wall time.Duration
+	// CPU is the process's and its children's (redis-server).
+	CPU time.Duration
 }
 
 // CrawlResult is the standalone crawl's side.
@@ -86,19 +105,32 @@ type CrawlResult struct {
 	Pages  int
 	Window time.Duration
 	// CPU is the process's user+system time over the whole run, startup
-	// and shutdown included (the site server's share too, as in the
-	// baseline); MachineCPU is every process's, from /proc/stat, which
-	// adds the embedded redis-server (and clamd when scanning).
-	CPU, MachineCPU time.Duration
+	// and shutdown included; ChildCPU is its children's (the embedded
+	// redis-server); MachineCPU is every process's, from /proc/stat
+	// (adding the site process, and clamd when scanning). SiteCPU is the
+	// site process's, which is neither side's cost.
+	CPU, ChildCPU, MachineCPU, SiteCPU time.Duration
+	// Links counts the candidate URIs the crawl's extractors found (every
+	// outcome: admitted, seen, rejected...).
+	Links int
 	// Stages is the profiled CPU time by worker stage; "other" is
 	// everything unlabelled (broker, Redis client, site server, GC, cdx
 	// writer).
 	Stages map[string]time.Duration
+	// Top are the functions with the most CPU samples of their own (flat),
+	// most first.
+	Top []FuncCPU
 	// PeakRSS is the process's high-water resident set, in bytes.
 	PeakRSS int64
 	// Instructions and Cycles are what all CPUs retired and spent during
 	// the crawl, 0 when perf counters are not available.
 	Instructions, Cycles uint64
+}
+
+// FuncCPU is one function's flat CPU time in a profile.
+type FuncCPU struct {
+	Name string
+	CPU  time.Duration
 }
 
 // PagesPerSec is the crawl rate over its window.
@@ -115,7 +147,6 @@ type site struct {
 	seeds    []string
 	urls     []string
 	resolver fetch.Resolver
-	close    func() error
 }
 
 // Run serves the site and runs the baseline, the crawl, and the baseline
@@ -129,12 +160,30 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	s, err := serve(ctx, cfg, tmp)
+	if cfg.Launcher == nil {
+		return nil, errors.New("bench: no launcher for the site process")
+	}
+	spec := SiteSpec{Kind: cfg.Site, Hosts: cfg.Hosts, PagesPerHost: cfg.PagesPerHost, PageBytes: cfg.PageBytes,
+		DocsPages: cfg.DocsPages, DocsFanout: cfg.DocsFanout, Dir: cfg.Dir}
+	if cfg.Site == SiteDocs {
+		spec.Dir = filepath.Join(tmp, "docs")
+	}
+	proc, err := startSite(ctx, cfg.Launcher, spec)
 	if err != nil {
 		return nil, err
 	}
-	defer s.close()
-	r := &Report{Site: cfg.Site, URLs: len(s.urls), Levels: s.levels}
+	defer func() { _, _ = proc.close() }()
+	s := &proc.site
+	if cfg.Site == SiteDir {
+		if s.urls, err = walk(ctx, s.seeds[0]); err != nil {
+			return nil, err
+		}
+	}
+	name := cfg.Site
+	if cfg.Site == SiteDir {
+		name = SiteDir + ":" + cfg.Dir
+	}
+	r := &Report{Site: name, URLs: len(s.urls), Levels: s.levels}
 	dataDir := cfg.DataDir
 	if dataDir == "" {
 		dataDir = filepath.Join(tmp, "crawl")
@@ -145,6 +194,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	// drift for its own speed.
 	runBaseline := func() error {
 		var b baseline.Result
+		site0 := proc.cpu()
 		n, cycles, err := countInstructions(func() (err error) {
 			b, err = baseline.Run(ctx, s.urls, baseline.Options{
 				Goroutines: cfg.Goroutines, GzipLevel: cfg.GzipLevel, Resolver: s.resolver, Logger: cfg.Logger,
@@ -155,6 +205,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return fmt.Errorf("bench baseline: %w", err)
 		}
 		r.Baselines = append(r.Baselines, b)
+		r.BaselineSiteCPU += proc.cpu() - site0
 		r.BaselineInstructions += n
 		r.BaselineCycles += cycles
 		return nil
@@ -162,9 +213,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := runBaseline(); err != nil {
 		return nil, err
 	}
+	if r.Startup, err = emptyCrawl(ctx, cfg, filepath.Join(tmp, "empty")); err != nil {
+		return nil, err
+	}
+	site0 := proc.cpu()
 	if r.Crawl, err = crawl(ctx, cfg, s, dataDir); err != nil {
 		return nil, err
 	}
+	r.Crawl.SiteCPU = proc.cpu() - site0
 	if err := runBaseline(); err != nil {
 		return nil, err
 	}
@@ -185,46 +241,4 @@ func countInstructions(fn func() error) (instructions, cycles uint64, err error)
 	}
 	instructions, cycles, _ = c.stop()
 	return instructions, cycles, nil
-}
-
-// serve starts the site the config names.
-func serve(ctx context.Context, cfg Config, tmp string) (*site, error) {
-	switch cfg.Site {
-	case SiteSynthetic:
-		w, err := testweb.Generate(testweb.Config{Seed: 1, Hosts: cfg.Hosts, PagesPerHost: cfg.PagesPerHost,
-			PageBytes: cfg.PageBytes, LargeFileBytes: 64 << 10})
-		if err != nil {
-			return nil, fmt.Errorf("bench site: %w", err)
-		}
-		srv, err := w.Start(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("bench site: %w", err)
-		}
-		urls := srv.Reachable(testweb.ReachOptions{ObeyRobots: true, FollowSitemaps: true})
-		return &site{seeds: srv.Seeds(), urls: urls, resolver: srv.Resolver(), close: srv.Close}, nil
-	case SiteDocs:
-		dir := filepath.Join(tmp, "docs")
-		gen := func() error { return docsite.Generate(dir, cfg.DocsPages, 1) }
-		if cfg.DocsFanout > 0 {
-			gen = func() error { return docsite.GenerateTree(dir, cfg.DocsPages, cfg.DocsFanout, 1) }
-		}
-		if err := gen(); err != nil {
-			return nil, fmt.Errorf("bench docs site: %w", err)
-		}
-		srv, err := docsite.Serve(ctx, dir, "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("bench docs site: %w", err)
-		}
-		urls, err := docsite.Reachable(dir, srv.URL())
-		if err != nil {
-			return nil, errors.Join(fmt.Errorf("bench docs site: %w", err), srv.Close())
-		}
-		levels := 2 // the index, then every page and the style sheet
-		if cfg.DocsFanout > 0 {
-			levels = 1 + docsite.Levels(cfg.DocsPages, cfg.DocsFanout)
-		}
-		return &site{levels: levels, seeds: []string{srv.URL() + "/"}, urls: urls, close: srv.Close}, nil
-	default:
-		return nil, fmt.Errorf("bench: site %q is not %s or %s", cfg.Site, SiteSynthetic, SiteDocs)
-	}
 }

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,13 +19,14 @@ import (
 	pprofile "github.com/google/pprof/profile"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/trawler-crawl/trawler/pkg/fetch"
 	"github.com/trawler-crawl/trawler/pkg/profile"
 	"github.com/trawler-crawl/trawler/services/standalone"
 )
 
-// crawl runs a standalone crawl of s with politeness off, under a CPU
-// profile.
-func crawl(ctx context.Context, cfg Config, s *site, dataDir string) (CrawlResult, error) {
+// benchProfile is cfg.Base with politeness off, cfg's threads, gzip level
+// and clamd, and private addresses allowed (the site is on loopback).
+func benchProfile(cfg Config) (profile.Profile, error) {
 	p := cfg.Base
 	p.Politeness = profile.Politeness{}
 	p.Frontier.ParallelQueues = cfg.Threads
@@ -32,7 +34,39 @@ func crawl(ctx context.Context, cfg Config, s *site, dataDir string) (CrawlResul
 	p.WARC.CompressionLevel = cfg.GzipLevel
 	p.ClamAV.Address = cfg.ClamdAddr
 	if err := p.Validate(); err != nil {
-		return CrawlResult{}, fmt.Errorf("bench profile: %w", err)
+		return p, fmt.Errorf("bench profile: %w", err)
+	}
+	return p, nil
+}
+
+// runStandalone runs a standalone crawl of seeds to its end.
+func runStandalone(ctx context.Context, cfg Config, p profile.Profile, seeds []string, res fetch.Resolver, dataDir string, reg *prometheus.Registry) error {
+	_, err := standalone.Run(ctx, standalone.Config{
+		DataDir: dataDir, Seeds: seeds, UntilIdle: true, Threads: cfg.Threads, Crawl: "fc", Stream: "npld",
+		KafkaListen: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", Partitions: 1, TimeZone: "UTC",
+	}, standalone.Deps{Profile: p, Resolver: res, Logger: cfg.Logger, Registry: reg, Version: "bench"})
+	return err
+}
+
+// emptyCrawl measures starting and stopping a crawl with no seeds.
+func emptyCrawl(ctx context.Context, cfg Config, dataDir string) (Startup, error) {
+	p, err := benchProfile(cfg)
+	if err != nil {
+		return Startup{}, err
+	}
+	start, cpu0, child0 := time.Now(), processCPU(), childrenCPU()
+	if err := runStandalone(ctx, cfg, p, nil, nil, dataDir, prometheus.NewRegistry()); err != nil {
+		return Startup{}, fmt.Errorf("bench empty crawl: %w", err)
+	}
+	return Startup{Wall: time.Since(start), CPU: processCPU() - cpu0 + childrenCPU() - child0}, nil
+}
+
+// crawl runs a standalone crawl of s with politeness off, under a CPU
+// profile.
+func crawl(ctx context.Context, cfg Config, s *site, dataDir string) (CrawlResult, error) {
+	p, err := benchProfile(cfg)
+	if err != nil {
+		return CrawlResult{}, err
 	}
 	resetPeakRSS()
 	if cfg.Trace != "" {
@@ -46,20 +80,17 @@ func crawl(ctx context.Context, cfg Config, s *site, dataDir string) (CrawlResul
 		return CrawlResult{}, err
 	}
 	var prof bytes.Buffer
-	cpu0, mach0 := processCPU(), machineCPU()
+	cpu0, child0, mach0 := processCPU(), childrenCPU(), machineCPU()
 	if err := pprof.StartCPUProfile(&prof); err != nil {
 		return CrawlResult{}, fmt.Errorf("bench cpu profile: %w", err)
 	}
+	reg := prometheus.NewRegistry()
 	instructions, cycles, err := countInstructions(func() error {
-		_, err := standalone.Run(ctx, standalone.Config{
-			DataDir: dataDir, Seeds: s.seeds, UntilIdle: true, Threads: cfg.Threads, Crawl: "fc", Stream: "npld",
-			KafkaListen: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", Partitions: 1, TimeZone: "UTC",
-		}, standalone.Deps{Profile: p, Resolver: s.resolver, Logger: cfg.Logger, Registry: prometheus.NewRegistry(), Version: "bench"})
-		return err
+		return runStandalone(ctx, cfg, p, s.seeds, s.resolver, dataDir, reg)
 	})
 	pprof.StopCPUProfile()
-	r := CrawlResult{CPU: processCPU() - cpu0, MachineCPU: machineCPU() - mach0, PeakRSS: peakRSS(),
-		Instructions: instructions, Cycles: cycles}
+	r := CrawlResult{CPU: processCPU() - cpu0, ChildCPU: childrenCPU() - child0, MachineCPU: machineCPU() - mach0,
+		PeakRSS: peakRSS(), Instructions: instructions, Cycles: cycles, Links: counterSum(reg, "trawler_worker_candidates_total")}
 	if err != nil {
 		return r, fmt.Errorf("bench crawl: %w", err)
 	}
@@ -71,7 +102,7 @@ func crawl(ctx context.Context, cfg Config, s *site, dataDir string) (CrawlResul
 			return r, fmt.Errorf("bench: keep cpu profile: %w", err)
 		}
 	}
-	if r.Stages, err = stageCPU(prof.Bytes()); err != nil {
+	if r.Stages, r.Top, err = stageCPU(prof.Bytes()); err != nil {
 		return r, err
 	}
 	r.Pages, r.Window, err = crawlWindow(filepath.Join(dataDir, "logs", "fc-npld"))
@@ -114,11 +145,15 @@ func startTrace(name string) (stop func(), err error) {
 	return func() { trace.Stop(); _ = f.Close() }, nil
 }
 
-// stageCPU sums the profile's CPU samples by their "stage" label.
-func stageCPU(b []byte) (map[string]time.Duration, error) {
+// topFuncs is how many functions Report.Print lists.
+const topFuncs = 5
+
+// stageCPU sums the profile's CPU samples by their "stage" label, and
+// returns the functions with the most flat CPU.
+func stageCPU(b []byte) (map[string]time.Duration, []FuncCPU, error) {
 	prof, err := pprofile.Parse(bytes.NewReader(b))
 	if err != nil {
-		return nil, fmt.Errorf("bench: parse cpu profile: %w", err)
+		return nil, nil, fmt.Errorf("bench: parse cpu profile: %w", err)
 	}
 	idx := -1
 	for i, st := range prof.SampleType {
@@ -127,17 +162,28 @@ func stageCPU(b []byte) (map[string]time.Duration, error) {
 		}
 	}
 	if idx < 0 {
-		return nil, fmt.Errorf("bench: cpu profile has no cpu samples")
+		return nil, nil, fmt.Errorf("bench: cpu profile has no cpu samples")
 	}
 	out := map[string]time.Duration{}
+	flat := map[string]time.Duration{}
 	for _, s := range prof.Sample {
 		stage := "other"
 		if v := s.Label["stage"]; len(v) > 0 {
 			stage = v[0]
 		}
 		out[stage] += time.Duration(s.Value[idx])
+		if len(s.Location) > 0 && len(s.Location[0].Line) > 0 && s.Location[0].Line[0].Function != nil {
+			flat[s.Location[0].Line[0].Function.Name] += time.Duration(s.Value[idx])
+		}
 	}
-	return out, nil
+	top := make([]FuncCPU, 0, len(flat))
+	for name, d := range flat {
+		top = append(top, FuncCPU{Name: name, CPU: d})
+	}
+	sort.Slice(top, func(i, j int) bool {
+		return top[i].CPU > top[j].CPU || top[i].CPU == top[j].CPU && top[i].Name < top[j].Name
+	})
+	return out, top[:min(len(top), topFuncs)], nil
 }
 
 // crawlWindow reads crawl.log: the fetched pages (an HTTP status, not a
@@ -186,12 +232,36 @@ func crawlWindow(dir string) (pages int, window time.Duration, err error) {
 	return pages, last.Sub(first), nil
 }
 
-func processCPU() time.Duration {
+func processCPU() time.Duration { return rusage(syscall.RUSAGE_SELF) }
+
+// childrenCPU is what the process's ended and waited-for children used:
+// a standalone crawl's redis-server once the crawl has stopped it.
+func childrenCPU() time.Duration { return rusage(syscall.RUSAGE_CHILDREN) }
+
+func rusage(who int) time.Duration {
 	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	if err := syscall.Getrusage(who, &ru); err != nil {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// counterSum adds up every series of the counter family name in reg.
+func counterSum(reg *prometheus.Registry, name string) int {
+	mfs, err := reg.Gather()
+	if err != nil {
+		return 0
+	}
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return int(sum)
 }
 
 // machineCPU is the busy time of all CPUs from /proc/stat (0 elsewhere).

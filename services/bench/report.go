@@ -8,8 +8,10 @@ import (
 	"time"
 )
 
-// stageOrder lists the worker's stages in pipeline order.
-var stageOrder = []string{"precondition", "fetch", "scan", "extract", "dedup", "warc", "outlinks", "admit", "publish", "frontier", "other"}
+// stageOrder lists the worker's stages in pipeline order, then the other
+// roles of a standalone process.
+var stageOrder = []string{"precondition", "fetch", "scan", "extract", "dedup", "warc", "outlinks", "admit", "publish",
+	"frontier", "worker", "index", "provenance", "broker", "render", "other"}
 
 // Print writes the report as a table.
 func (r *Report) Print(w io.Writer) {
@@ -25,23 +27,20 @@ func (r *Report) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "%-9s %8d %10.0f %14.0f %18s %10s\n", "baseline", b.Pages, b.PagesPerSec, b.CPUMicrosPerPage, "-", "-")
 	fmt.Fprintf(w, "%-9s %8d %10.0f %14.0f %18.0f %9.0fM\n", "trawler", c.Pages, c.PagesPerSec(),
-		perPage(c.CPU, c.Pages), perPage(c.MachineCPU, c.Pages), float64(c.PeakRSS)/(1<<20))
+		perPage(r.crawlCPU(), c.Pages), perPage(c.MachineCPU, c.Pages), float64(c.PeakRSS)/(1<<20))
+	fmt.Fprintf(w, "start-up and stop of an empty crawl: %s wall, %s CPU (taken off the crawl's CPU above)\n",
+		r.Startup.Wall.Round(time.Millisecond), r.Startup.CPU.Round(time.Millisecond))
+	fmt.Fprintf(w, "crawl CPU: process %s + redis-server %s - start-up %s = %s; %.1f µs per link (%d links, %.1f per page); site process %s (baseline's %s), on neither side\n",
+		c.CPU.Round(time.Millisecond), c.ChildCPU.Round(time.Millisecond), r.Startup.CPU.Round(time.Millisecond),
+		r.crawlCPU().Round(time.Millisecond), perPage(r.crawlCPU(), c.Links), c.Links, float64(c.Links)/float64(max(c.Pages, 1)),
+		c.SiteCPU.Round(time.Millisecond), r.BaselineSiteCPU.Round(time.Millisecond))
 	if b.PagesPerSec > 0 {
 		fmt.Fprintf(w, "trawler/baseline: %.0f%% of the baseline's pages/s, %.0f%% of its CPU-µs/page (crawl window %s)\n",
 			100*r.RateRatio(), 100*r.CPURatio(), c.Window.Round(time.Millisecond))
-		fmt.Fprintf(w, "time ratio: the crawl took %.2fx the baseline's one pass over the known URL list (%s); %.2f cores busy on average (process CPU over the crawl window, start and stop included)\n",
-			r.TimeRatio(), r.onePass().Round(time.Millisecond), c.CPU.Seconds()/c.Window.Seconds())
+		fmt.Fprintf(w, "time ratio: the crawl took %.2fx the baseline's one pass over the known URL list (%s), start-up (%s) not counted; %.2f cores busy on average (crawl CPU over the crawl window)\n",
+			r.TimeRatio(), r.onePass().Round(time.Millisecond), r.Startup.Wall.Round(time.Millisecond), r.crawlCPU().Seconds()/c.Window.Seconds())
 	}
-	if r.BaselineInstructions > 0 && c.Instructions > 0 && b.Pages > 0 && c.Pages > 0 {
-		bi, ci := float64(r.BaselineInstructions)/float64(b.Pages), float64(c.Instructions)/float64(c.Pages)
-		fmt.Fprintf(w, "machine instructions per page (all CPUs, perf counters): baseline %.0fk, trawler %.0fk (%.0f%%)\n",
-			bi/1000, ci/1000, 100*ci/bi)
-		bc, cc := float64(r.BaselineCycles)/float64(b.Pages), float64(c.Cycles)/float64(c.Pages)
-		if bc > 0 && cc > 0 {
-			fmt.Fprintf(w, "machine cycles per page: baseline %.0fk, trawler %.0fk (%.0f%%); instructions per cycle %.2f and %.2f\n",
-				bc/1000, cc/1000, 100*cc/bc, bi/bc, ci/cc)
-		}
-	}
+	r.printInstructions(w)
 	fmt.Fprintf(w, "CPU-µs per page by stage (profiled):")
 	names := make([]string, 0, len(c.Stages))
 	for n := range c.Stages {
@@ -52,6 +51,35 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, " %s %.0f", n, perPage(c.Stages[n], c.Pages))
 	}
 	fmt.Fprintln(w)
+	if len(c.Top) > 0 {
+		fmt.Fprintf(w, "top functions (flat CPU-µs per page):")
+		for _, f := range c.Top {
+			fmt.Fprintf(w, " %s %.0f;", f.Name, perPage(f.CPU, c.Pages))
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// printInstructions prints the perf counters' figures when there are any.
+func (r *Report) printInstructions(w io.Writer) {
+	c, b := r.Crawl, r.Baseline
+	if r.BaselineInstructions == 0 || c.Instructions == 0 || b.Pages == 0 || c.Pages == 0 {
+		return
+	}
+	bi, ci := float64(r.BaselineInstructions)/float64(b.Pages), float64(c.Instructions)/float64(c.Pages)
+	fmt.Fprintf(w, "machine instructions per page (all CPUs, perf counters): baseline %.0fk, trawler %.0fk (%.0f%%)\n",
+		bi/1000, ci/1000, 100*ci/bi)
+	bc, cc := float64(r.BaselineCycles)/float64(b.Pages), float64(c.Cycles)/float64(c.Pages)
+	if bc > 0 && cc > 0 {
+		fmt.Fprintf(w, "machine cycles per page: baseline %.0fk, trawler %.0fk (%.0f%%); instructions per cycle %.2f and %.2f\n",
+			bc/1000, cc/1000, 100*cc/bc, bi/bc, ci/cc)
+	}
+}
+
+// crawlCPU is the crawl's own CPU: the process's and redis-server's, less
+// an empty crawl's start-up and stop.
+func (r *Report) crawlCPU() time.Duration {
+	return max(r.Crawl.CPU+r.Crawl.ChildCPU-r.Startup.CPU, 0)
 }
 
 func perPage(d time.Duration, pages int) float64 {
@@ -84,7 +112,7 @@ func (r *Report) CPURatio() float64 {
 	if r.Baseline.CPUMicrosPerPage <= 0 {
 		return 0
 	}
-	return perPage(r.Crawl.CPU, r.Crawl.Pages) / r.Baseline.CPUMicrosPerPage
+	return perPage(r.crawlCPU(), r.Crawl.Pages) / r.Baseline.CPUMicrosPerPage
 }
 
 // onePass is how long the baseline takes over the known URL list once.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
@@ -90,8 +91,11 @@ func startCluster(ctx context.Context, cfg Config, log *slog.Logger) (*cluster, 
 	if cfg.Kafka != "" {
 		c.kafka = kafka.Config{Brokers: strings.Split(cfg.Kafka, ","), ClientID: "trawler-standalone"}
 	} else {
-		k, err := embedded.StartKafka(ctx, embedded.KafkaOptions{
-			DataDir: filepath.Join(cfg.DataDir, "kafka"), Addr: cfg.KafkaListen, Logger: log,
+		var k *embedded.Kafka
+		pprof.Do(ctx, pprof.Labels("stage", "broker"), func(ctx context.Context) {
+			k, err = embedded.StartKafka(ctx, embedded.KafkaOptions{
+				DataDir: filepath.Join(cfg.DataDir, "kafka"), Addr: cfg.KafkaListen, Logger: log,
+			})
 		})
 		if err != nil {
 			_ = c.Close()
@@ -230,7 +234,10 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	roles := []func(context.Context) error{w.Run, cw.Run, pv.Run}
+	// Each role's goroutines carry a "stage" profiler label (the worker's
+	// tasks label their own stages inside), so a CPU profile of the
+	// process, as `trawler bench` takes, tells the roles apart.
+	roles := []func(context.Context) error{labelled("worker", w.Run), labelled("index", cw.Run), labelled("provenance", pv.Run)}
 	rule := idleRule{untilIdle: cfg.UntilIdle, ignoreRetries: cfg.UntilIdleIgnoreRetries}
 	if ccfg.ForwardURL != "" {
 		// Lines still to forward when the run ends would wait for the
@@ -245,7 +252,7 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 		if err != nil {
 			return nil, err
 		}
-		roles = append(roles, rn.Run)
+		roles = append(roles, labelled("render", rn.Run))
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -307,4 +314,13 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 		sum.ReportsDir = ReportsDir(cfg.DataDir)
 	}
 	return sum, errors.Join(all...)
+}
+
+// labelled runs role with the profiler label stage=name on its goroutine
+// and those it starts.
+func labelled(name string, role func(context.Context) error) func(context.Context) error {
+	return func(ctx context.Context) (err error) {
+		pprof.Do(ctx, pprof.Labels("stage", name), func(ctx context.Context) { err = role(ctx) })
+		return err
+	}
 }

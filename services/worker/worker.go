@@ -156,7 +156,11 @@ func build(cfg Config, d Deps) (*Worker, error) {
 		ch.close()
 		return nil, fmt.Errorf("worker digest index: %w", err)
 	}
-	prod, err := kafka.NewClient(d.Kafka)
+	// A thread waits for its URI's journal and event to be acknowledged
+	// (crawl.go publish): franz-go's default linger (10 ms) would be added
+	// to every URI twice. Threads produce concurrently, so records still
+	// batch while a request is in flight.
+	prod, err := kafka.NewClient(d.Kafka, kgo.ProducerLinger(0))
 	if err != nil {
 		ch.close()
 		return nil, fmt.Errorf("worker producer: %w", err)

@@ -33,6 +33,19 @@ func Serve(ctx context.Context, dir, addr string) (*Server, error) {
 	if _, err := os.Stat(filepath.Join(dir, IndexFile)); err != nil {
 		return nil, fmt.Errorf("docsite serve %s: not a generated site: %w", dir, err)
 	}
+	return ServeDir(ctx, dir, addr)
+}
+
+// ServeDir is Serve for any directory, such as a documentation package's
+// HTML: a directory without index.html is served as the FileServer's
+// listing of its files.
+func ServeDir(ctx context.Context, dir, addr string) (*Server, error) {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		if err == nil {
+			err = errors.New("not a directory")
+		}
+		return nil, fmt.Errorf("docsite serve %s: %w", dir, err)
+	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {
