@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -70,7 +71,7 @@ func ApplyTopics(ctx context.Context, adm *kadm.Client, specs []TopicSpec, parti
 	if err != nil {
 		return rep, fmt.Errorf("list topics: %w", err)
 	}
-	var existing []TopicSpec
+	var existing, missing []TopicSpec
 	var errs []error
 	for _, s := range specs {
 		if partitionsOverride > 0 {
@@ -79,16 +80,27 @@ func ApplyTopics(ctx context.Context, adm *kadm.Client, specs []TopicSpec, parti
 		d, ok := details[s.Name]
 		switch {
 		case !ok || errors.Is(d.Err, kerr.UnknownTopicOrPartition):
-			if err := createTopic(ctx, adm, s); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			rep.Created = append(rep.Created, s.Name)
+			missing = append(missing, s)
 		case d.Err != nil:
 			errs = append(errs, fmt.Errorf("topic %s: %w", s.Name, d.Err))
 		default:
 			existing = append(existing, s)
 		}
+	}
+	// A new cluster creates every topic: one request each, sent together
+	// (they differ in configs), rather than a round trip after another.
+	created := make([]error, len(missing))
+	var wg sync.WaitGroup
+	for i, s := range missing {
+		wg.Go(func() { created[i] = createTopic(ctx, adm, s) })
+	}
+	wg.Wait()
+	for i, s := range missing {
+		if created[i] != nil {
+			errs = append(errs, created[i])
+			continue
+		}
+		rep.Created = append(rep.Created, s.Name)
 	}
 	updates, err := updateTopics(ctx, adm, existing, details, &rep)
 	errs = append(errs, err)

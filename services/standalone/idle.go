@@ -147,7 +147,7 @@ func waitEnd(ctx context.Context, cl *cluster, w *worker.Worker, wcfg worker.Con
 	}
 	defer kc.Close()
 	adm := kadm.NewClient(kc)
-	t := time.NewTicker(250 * time.Millisecond)
+	t := time.NewTicker(idleCheckEvery)
 	defer t.Stop()
 	// The rate counts from the run's start, as the summary's time does.
 	prog := newProgress(ctx, progressSource{totals: w.Totals, stats: w.Frontier().Stats, warcDir: wcfg.WARCDir()}, log, started)
@@ -183,12 +183,21 @@ func waitEnd(ctx context.Context, cl *cluster, w *worker.Worker, wcfg worker.Con
 				quiet = 0
 				continue
 			}
-			if quiet++; quiet >= 2 {
+			if quiet++; quiet >= idleChecks {
 				return endedIdle, nil
 			}
 		}
 	}
 }
+
+// An until-idle run ends after idleChecks idle answers in a row, asked
+// every idleCheckEvery: a run's end waits that long, and a crawl that
+// is about to find more work (a record on its way to a consumer) shows
+// lag in between.
+const (
+	idleCheckEvery = 50 * time.Millisecond
+	idleChecks     = 3
+)
 
 // drained reports that nothing is in flight and the cdxwriter has indexed
 // (and, when it forwards, forwarded) every crawled event.

@@ -105,17 +105,26 @@ func startCluster(ctx context.Context, cfg Config, log *slog.Logger) (*cluster, 
 		c.kafka = kafka.Config{Brokers: k.Brokers(), ClientID: "trawler-standalone"}
 		log.Info("embedded Kafka broker started", "addr", k.Brokers())
 	}
+	// The topics are created while redis-server starts: each takes a
+	// few hundred milliseconds of an empty crawl's start.
+	topics := make(chan error, 1)
+	go func() { topics <- applyTopics(ctx, c.kafka, cfg.Partitions, log) }()
 	addr := cfg.Redis
 	c.redisK = "external"
 	if addr == "" {
 		r, err := embedded.StartRedis(ctx, embedded.RedisOptions{DataDir: filepath.Join(cfg.DataDir, "redis"), Logger: log})
 		if err != nil {
+			<-topics
 			_ = c.Close()
 			return nil, err
 		}
 		c.closer = append(c.closer, r.Close)
 		addr, c.redisK = r.Addr(), r.Kind()
 		log.Info("embedded Redis started", "addr", addr, "kind", r.Kind())
+	}
+	if err := <-topics; err != nil {
+		_ = c.Close()
+		return nil, err
 	}
 	rdb, err := redisconn.Open(ctx, redisconn.Config{Addr: addr, Password: cfg.RedisPassword})
 	if err != nil {
@@ -166,9 +175,6 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 			log.Warn("stop cluster", "err", err)
 		}
 	}()
-	if err := applyTopics(ctx, cl.kafka, cfg.Partitions, log); err != nil {
-		return nil, err
-	}
 	adm, err := admin.Listen(cfg.AdminAddr, d.Registry, log)
 	if err != nil {
 		return nil, err

@@ -47,6 +47,9 @@ type Worker struct {
 	kcfg   kafka.Config
 	front  *frontier.Frontier
 	batch  *frontier.Batcher
+	// tails are the URIs whose events are being published and whose
+	// claims completed after their thread moved on (task.go).
+	tails sync.WaitGroup
 	chain  *chain
 	recent *recentdb.DB
 	// digests is the stream's digest index, for revisits across URLs.
@@ -278,6 +281,7 @@ func (w *Worker) Run(ctx context.Context) (err error) {
 	}
 	ingestErr := ingest.Run(ctx)
 	threads.Wait()
+	w.tails.Wait() // their crawl.log lines and events, before outputs close
 	w.fetchParts.close()
 	stopWork()
 	loops.Wait()
