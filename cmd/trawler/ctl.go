@@ -21,9 +21,10 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/explain"
 	"github.com/trawler-crawl/trawler/pkg/harveststats"
 	"github.com/trawler-crawl/trawler/pkg/messages"
+	"github.com/trawler-crawl/trawler/services/standalone"
 )
 
-const ctlUsage = `usage: trawler ctl [--api URL] [--token-file FILE] COMMAND [flags] [args]
+const ctlUsage = `usage: trawler ctl [--api URL] [--token-file FILE] [--standalone DIR] COMMAND [flags] [args]
 
 Commands (they speak a worker's or standalone's admin API, /api/v1/):
   status                                       frontier counts, top hosts and targets, crawl limits
@@ -43,14 +44,17 @@ terminate) and lets those in flight finish; resume lifts the pause.`
 
 // ctlOpts are the flags every ctl command takes.
 type ctlOpts struct {
-	api       string
-	tokenFile string
-	json      bool
+	api        string
+	tokenFile  string
+	standalone string
+	json       bool
 }
 
 func (o *ctlOpts) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.api, "api", "http://127.0.0.1:9100", "admin API of a worker or standalone (its --admin-addr)")
-	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the admin token")
+	fs.StringVar(&o.api, "api", "", "admin API of a worker or standalone (its --admin-addr); default: the standalone's, else "+defaultAdminAPI)
+	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the admin token; default: the standalone's")
+	fs.StringVar(&o.standalone, "standalone", "", "data directory of a running `trawler standalone`, whose standalone.json gives --api and --token-file; default: "+
+		standalone.DefaultDataDir+" when a standalone runs there and neither --api nor --token-file is given")
 	// The roles' name for the same file, so TRAWLER_ADMIN_TOKEN_FILE in an
 	// operator's shell (or a pod) works without a flag.
 	fs.StringVar(&o.tokenFile, "admin-token-file", "", "the same as --token-file")
@@ -233,11 +237,11 @@ func usageErr(stderr io.Writer, format string, a ...any) error {
 	return errUsage
 }
 
-// ctlToken reads the token from --token-file (or TRAWLER_ADMIN_TOKEN_FILE).
-func ctlToken(o ctlOpts) (string, error) {
-	path := o.tokenFile
+// ctlToken reads the token from --token-file (or TRAWLER_ADMIN_TOKEN_FILE),
+// or the standalone's (ctlTarget).
+func ctlToken(path string) (string, error) {
 	if path == "" {
-		return "", errors.New("no admin token: give --token-file (or set TRAWLER_ADMIN_TOKEN_FILE)")
+		return "", errors.New("no admin token: give --token-file (or set TRAWLER_ADMIN_TOKEN_FILE), or --standalone DIR for a standalone's data directory")
 	}
 	return admin.LoadToken(path)
 }
@@ -250,7 +254,11 @@ func (errNotFound) Error() string { return "not found" }
 // ctlCall sends one API request and decodes a 2xx JSON answer into out; a
 // non-2xx answer is an error carrying the API's reason.
 func ctlCall(ctx context.Context, o ctlOpts, method, path string, body any, out any) ([]byte, error) {
-	tok, err := ctlToken(o)
+	base, tokenFile, err := ctlTarget(o)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := ctlToken(tokenFile)
 	if err != nil {
 		return nil, err
 	}
@@ -264,9 +272,9 @@ func ctlCall(ctx context.Context, o ctlOpts, method, path string, body any, out 
 	}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(o.api, "/")+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(base, "/")+path, rd)
 	if err != nil {
-		return nil, fmt.Errorf("--api %q: %w", o.api, err)
+		return nil, fmt.Errorf("--api %q: %w", base, err)
 	}
 	req.Header.Set("Authorization", "Bearer "+tok)
 	if body != nil {

@@ -52,7 +52,7 @@ func startAPI(t *testing.T) (base, tokenFile string, cl *kgo.Client, rdb *redis.
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = adm.Close() })
-	if err := adm.MountAPI("ctl-token", h); err != nil {
+	if err := adm.MountAPI(admin.Tokens{Operator: admin.StaticToken("ctl-token")}, h); err != nil {
 		t.Fatal(err)
 	}
 	tokenFile = filepath.Join(t.TempDir(), "token")

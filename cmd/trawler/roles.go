@@ -120,18 +120,40 @@ func (sf *serviceFlags) start(ctx context.Context, fs *flag.FlagSet, args []stri
 	return env, rdb, func() { _ = rdb.Close(); _ = env.admin.Close() }, nil
 }
 
+// tokenFlags are the admin API's token files.
+type tokenFlags struct {
+	operator, readOnly string
+}
+
+func (tf *tokenFlags) register(fs *flag.FlagSet, operatorUsage string) {
+	fs.StringVar(&tf.operator, "admin-token-file", "", operatorUsage)
+	fs.StringVar(&tf.readOnly, "admin-readonly-token-file", "", "file holding a second bearer token of the admin API that may only read (GET), for viewers; re-read when it changes")
+}
+
+// check opens the files once, so a missing or bad one fails before
+// anything starts; open opens them for the run, with the role's logger
+// (which then reports reloads).
+func (tf *tokenFlags) check() error {
+	_, err := admin.OpenTokens(tf.operator, tf.readOnly, nil)
+	return err
+}
+
+func (tf *tokenFlags) open(log *slog.Logger) (admin.Tokens, error) {
+	return admin.OpenTokens(tf.operator, tf.readOnly, log)
+}
+
 func runWorker(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs := newFlagSet("worker", stderr)
 	var sf serviceFlags
 	var wc worker.Config
+	var tf tokenFlags
 	sf.register(fs)
 	wc.RegisterFlags(fs)
-	tokenFile := fs.String("admin-token-file", "", "file holding the bearer token of the admin API (/api/v1/); empty: API off")
+	tf.register(fs, "file holding the bearer token of the admin API (/api/v1/), re-read when it changes; empty: API off")
 	cdxURL := fs.String("cdx-url", "", "OutbackCDX-compatible API whose captures the admin API's explain lists (e.g. http://cdxwriter:8081)")
-	var token string
 	env, rdb, stop, err := sf.start(ctx, fs, args, stderr, "worker", func() (err error) {
 		if err = wc.Validate(); err == nil {
-			token, err = admin.LoadToken(*tokenFile)
+			err = tf.check()
 		}
 		return err
 	})
@@ -139,6 +161,10 @@ func runWorker(ctx context.Context, args []string, _, stderr io.Writer) error {
 		return err
 	}
 	defer stop()
+	tokens, err := tf.open(env.log)
+	if err != nil {
+		return err
+	}
 	kc := sf.kc
 	// The identity may be settled only by worker.New (a leased slot); the
 	// client id names what is known now.
@@ -161,7 +187,7 @@ func runWorker(ctx context.Context, args []string, _, stderr io.Writer) error {
 		return err
 	}
 	defer closeAPI()
-	if err := env.admin.MountAPI(token, h); err != nil {
+	if err := env.admin.MountAPI(tokens, h); err != nil {
 		return err
 	}
 	err = w.Run(ctx)
@@ -173,13 +199,19 @@ func runCDXWriter(ctx context.Context, args []string, _, stderr io.Writer) error
 	fs := newFlagSet("cdxwriter", stderr)
 	var sf serviceFlags
 	var cc cdxwriter.Config
+	var tf tokenFlags
 	sf.register(fs)
 	cc.RegisterFlags(fs)
-	tokenFile := fs.String("admin-token-file", "", "file holding the bearer token the CDX API's POST ingest and delete need; empty: writes are open")
-	var token string
+	// The read-only token is refused writes with a 403 that says why.
+	tf.register(fs, "file holding the bearer token the CDX API's writes (POST ingest, delete, checkpoint) need, re-read when it changes; empty: writes refused, unless --cdx-writes-open")
 	env, rdb, stop, err := sf.start(ctx, fs, args, stderr, "cdxwriter", func() (err error) {
 		if err = cc.Validate(); err == nil {
-			token, err = admin.LoadToken(*tokenFile)
+			err = tf.check()
+		}
+		if err == nil {
+			if _, err = admin.OpenTokenFile(cc.ForwardTokenFile, nil); err != nil {
+				err = fmt.Errorf("forward-token-file: %w", err)
+			}
 		}
 		return err
 	})
@@ -187,6 +219,10 @@ func runCDXWriter(ctx context.Context, args []string, _, stderr io.Writer) error
 		return err
 	}
 	defer stop()
+	tokens, err := tf.open(env.log)
+	if err != nil {
+		return err
+	}
 	kc := sf.kc
 	kc.ClientID = "trawler-cdxwriter"
 	// The index is opened here rather than by the writer so that its
@@ -196,13 +232,8 @@ func runCDXWriter(ctx context.Context, args []string, _, stderr io.Writer) error
 		return fmt.Errorf("cdxwriter: %w", err)
 	}
 	defer ix.Close()
-	if token == "" {
-		env.log.Info("CDX API writes are open: no admin token configured (--admin-token-file)")
-	} else {
-		env.log.Info("CDX API writes (POST ingest, delete) need the admin token")
-	}
 	w, err := cdxwriter.New(cc, cdxwriter.Deps{Kafka: kc, Redis: rdb, Logger: env.log, Registerer: env.reg,
-		Index: ix, API: ix.Handler(cdxindex.HandlerOptions{WriteToken: token})})
+		Index: ix, API: ix.Handler(cc.APIOptions(tokens, env.log))})
 	if err != nil {
 		return err
 	}

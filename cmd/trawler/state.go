@@ -93,9 +93,9 @@ func (o *backupFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.crawl, "crawl", "fc", "crawl: fc (frequent) or dc (domain)")
 	fs.StringVar(&o.streams, "streams", "npld,bypm", "streams whose frontiers are paused for the snapshots (fc; ignored for dc)")
 	fs.StringVar(&o.cdx, "cdx", "http://127.0.0.1:8081", "base URL of the CDX index API (cdxwriter or standalone --cdx-addr); empty: no index in the backup")
-	fs.StringVar(&o.tokenFile, "admin-token-file", "", "file holding the admin token the CDX API's POSTs need")
+	fs.StringVar(&o.tokenFile, "admin-token-file", "", "file holding the admin token the CDX API's checkpoint (a POST) needs; with --standalone, default: the standalone's")
 	fs.StringVar(&o.out, "out", "", "backup directory to create (required; must not exist)")
-	fs.StringVar(&o.standalone, "standalone", "", "data directory of a running `trawler standalone`: its standalone.json gives --redis, --kafka and --cdx")
+	fs.StringVar(&o.standalone, "standalone", "", "data directory of a running `trawler standalone`: its standalone.json gives --redis, --kafka, --cdx and --admin-token-file")
 	fs.DurationVar(&o.drain, "drain-timeout", time.Minute, "longest wait for in-flight URIs and consumer lag before the snapshots are taken anyway")
 }
 
@@ -111,6 +111,9 @@ func (o *backupFlags) run(ctx context.Context, c common, stdout, stderr io.Write
 		o.rc.Addr, o.rc.Cluster, o.kc.Brokers, o.cdx = e.Redis, false, e.Kafka, ""
 		if e.CDX != "" {
 			o.cdx = "http://" + e.CDX
+		}
+		if o.tokenFile == "" {
+			o.tokenFile = standaloneTokenFile(o.standalone, e)
 		}
 	}
 	if err := errorsJoin(o.rc.Validate(), o.kc.Validate()); err != nil {

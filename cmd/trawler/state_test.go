@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trawler-crawl/trawler/pkg/admin"
 	"github.com/trawler-crawl/trawler/pkg/cdx"
 	"github.com/trawler-crawl/trawler/pkg/cdxindex"
 	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
@@ -39,7 +40,7 @@ func TestStateCommands(t *testing.T) {
 	if err := ix.Put(ctx, "fc", lines); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(ix.Handler(cdxindex.HandlerOptions{WriteToken: "tok"}))
+	srv := httptest.NewServer(ix.Handler(cdxindex.HandlerOptions{Tokens: admin.Tokens{Operator: admin.StaticToken("tok")}}))
 	t.Cleanup(srv.Close)
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tokenFile, []byte("tok\n"), 0o600); err != nil {

@@ -49,7 +49,8 @@ networkPolicy: {enabled: true, extraEgress: [{to: [{namespaceSelector: {matchLab
 podDisruptionBudget: {enabled: true}
 topics: {enabled: true, partitions: 3}
 redis: {addr: "redis:6379", existingSecret: redis-auth}
-adminToken: {existingSecret: trawler-admin}
+adminToken: {existingSecret: trawler-admin, readOnlyKey: view}
+cdxwriter: {writesOpen: true}
 autoscaling: {enabled: true, prometheusAddress: "http://prometheus:9090"}
 renderer: {enabled: true, replicas: 2, shmSizeLimit: 1Gi, api: {enabled: true}}
 worker: {persistence: {existingClaim: warcs}}

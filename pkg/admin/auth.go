@@ -4,6 +4,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -21,18 +22,34 @@ func LoadToken(path string) (string, error) {
 	if path == "" {
 		return "", nil
 	}
-	b, err := os.ReadFile(path)
+	tok, _, err := readToken(path)
+	return tok, err
+}
+
+// readToken reads and checks the token in path, with the file's stat taken
+// from the same open file, so the two always describe one version of it.
+func readToken(path string) (string, os.FileInfo, error) {
+	f, err := os.Open(path)
 	if err != nil {
-		return "", fmt.Errorf("admin token file: %w", err)
+		return "", nil, fmt.Errorf("admin token file: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	st, err := f.Stat()
+	if err != nil {
+		return "", nil, fmt.Errorf("admin token file: %w", err)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
+	if err != nil {
+		return "", st, fmt.Errorf("admin token file: %w", err)
 	}
 	tok := strings.TrimSpace(string(b))
 	if tok == "" {
-		return "", fmt.Errorf("admin token file %s is empty", path)
+		return "", st, fmt.Errorf("admin token file %s is empty", path)
 	}
 	if strings.ContainsAny(tok, " \t\r\n") {
-		return "", fmt.Errorf("admin token file %s: the token must be one line without spaces", path)
+		return "", st, fmt.Errorf("admin token file %s: the token must be one line without spaces", path)
 	}
-	return tok, nil
+	return tok, st, nil
 }
 
 // Authorized reports whether r carries "Authorization: Bearer <token>".
@@ -70,22 +87,25 @@ func RequireToken(token string, next http.Handler) http.Handler {
 // errNoHandler is returned by MountAPI for a nil handler.
 var errNoHandler = errors.New("admin API: nil handler")
 
-// MountAPI serves api under APIPrefix behind the bearer token. With no
-// token the API stays off (every /api/v1/ request answers 404 saying so)
-// and the log says it once at start; the token itself is never logged.
-// /metrics, /healthz and /readyz stay open either way.
-func (s *Server) MountAPI(token string, api http.Handler) error {
+// MountAPI serves api under APIPrefix behind the bearer tokens: the
+// operator token may do anything, the read-only token only GET (see
+// Tokens.Require). With neither the API stays off (every /api/v1/ request
+// answers 404 saying so) and the log says it once at start; the tokens
+// themselves are never logged. /metrics, /healthz and /readyz stay open
+// either way.
+func (s *Server) MountAPI(tokens Tokens, api http.Handler) error {
 	if api == nil {
 		return errNoHandler
 	}
-	if token == "" {
+	if !tokens.Configured() {
 		s.logger.Info("admin API off: no token configured (--admin-token-file)")
 		s.mux.HandleFunc(APIPrefix, func(w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, "admin API off: no token configured (--admin-token-file)", http.StatusNotFound)
 		})
 		return nil
 	}
-	s.logger.Info("admin API on, bearer token required", "path", APIPrefix)
-	s.mux.Handle(APIPrefix, RequireToken(token, api))
+	s.logger.Info("admin API on, bearer token required", "path", APIPrefix,
+		"operator_token", tokens.Operator != nil, "read_only_token", tokens.ReadOnly != nil)
+	s.mux.Handle(APIPrefix, tokens.Require(api))
 	return nil
 }

@@ -38,7 +38,7 @@ func TestLoadToken(t *testing.T) {
 }
 
 func TestAPIAuth(t *testing.T) {
-	tok, err := LoadToken(writeToken(t, "s3cret\n"))
+	tokens, err := OpenTokens(writeToken(t, "s3cret\n"), writeToken(t, "l00k\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,23 +48,29 @@ func TestAPIAuth(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	api := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("{}")) })
-	if err := s.MountAPI(tok, api); err != nil {
+	if err := s.MountAPI(tokens, api); err != nil {
 		t.Fatal(err)
 	}
 	base := "http://" + s.Addr()
 	for _, tc := range []struct {
-		name, auth string
-		want       int
+		name, method, auth string
+		want               int
 	}{
-		{"missing header", "", 401},
-		{"wrong scheme", "Basic czNjcmV0", 401},
-		{"wrong token", "Bearer s3cre", 401},
-		{"token with newline kept", "Bearer s3cret\n", 401},
-		{"correct token", "Bearer s3cret", 200},
-		{"scheme case-insensitive", "bearer s3cret", 200},
+		{"missing header", "GET", "", 401},
+		{"wrong scheme", "GET", "Basic czNjcmV0", 401},
+		{"wrong token", "GET", "Bearer s3cre", 401},
+		{"token with newline kept", "GET", "Bearer s3cret\n", 401},
+		{"correct token", "GET", "Bearer s3cret", 200},
+		{"scheme case-insensitive", "GET", "bearer s3cret", 200},
+		{"operator acts", "POST", "Bearer s3cret", 200},
+		{"read-only reads", "GET", "Bearer l00k", 200},
+		{"read-only HEAD", "HEAD", "Bearer l00k", 200},
+		{"read-only cannot act", "POST", "Bearer l00k", 403},
+		{"read-only cannot delete", "DELETE", "Bearer l00k", 403},
+		{"no token cannot act", "POST", "", 401},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req, _ := http.NewRequest(http.MethodGet, base+"/api/v1/status", nil)
+			req, _ := http.NewRequest(tc.method, base+"/api/v1/status", nil)
 			if tc.auth != "" {
 				req.Header["Authorization"] = []string{tc.auth}
 			}
@@ -101,7 +107,7 @@ func TestAPIOffWithoutToken(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	reached := false
-	if err := s.MountAPI("", http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true })); err != nil {
+	if err := s.MountAPI(Tokens{}, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true })); err != nil {
 		t.Fatal(err)
 	}
 	req, _ := http.NewRequest(http.MethodGet, "http://"+s.Addr()+"/api/v1/status", nil)

@@ -46,6 +46,11 @@ type Options struct {
 	URL string
 	// Collection is the index lines are posted to (<URL>/<Collection>).
 	Collection string
+	// Token, when set, gives the bearer token sent with each POST, asked
+	// afresh each time so a rotated token file takes effect (a Trawler
+	// index refuses writes without one); nil or "" sends none, as
+	// OutbackCDX needs none.
+	Token func() string
 	// Client sends the requests. Nil means a client with
 	// DefaultRequestTimeout.
 	Client *http.Client

@@ -95,6 +95,11 @@ func (f *Forwarder) post(ctx context.Context, body []byte, n int) error {
 		return &permanentError{fmt.Errorf("build request: %w", err)}
 	}
 	req.Header.Set("Content-Type", "text/plain; charset=utf-8")
+	if f.o.Token != nil {
+		if tok := f.o.Token(); tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+	}
 	resp, err := f.o.Client.Do(req)
 	f.m.duration.Observe(time.Since(start).Seconds())
 	if err != nil {

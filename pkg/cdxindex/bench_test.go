@@ -95,7 +95,7 @@ func BenchmarkExactQuery(b *testing.B) {
 	n, _ := ix.Count("bench")
 	b.Logf("built %d entries in %s, %s of it in Put (%.0f lines/s), %d MiB on disk", n, build.Round(time.Second),
 		inPut.Round(time.Second), float64(n)/inPut.Seconds(), ix.DiskBytes()>>20)
-	h := ix.Handler(HandlerOptions{})
+	h := ix.Handler(HandlerOptions{OpenWrites: true})
 	urls := *benchEntries / capturesPerURL
 	for _, output := range []string{"cdx", "json"} {
 		b.Run(output, func(b *testing.B) {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/trawler-crawl/trawler/pkg/admin"
 	"github.com/trawler-crawl/trawler/pkg/cdx"
 )
 
@@ -40,7 +41,7 @@ func TestEachAndCheckpoint(t *testing.T) {
 		}
 	}
 
-	srv := httptest.NewServer(ix.Handler(HandlerOptions{WriteToken: "tok"}))
+	srv := httptest.NewServer(ix.Handler(HandlerOptions{Tokens: admin.Tokens{Operator: admin.StaticToken("tok")}}))
 	defer srv.Close()
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/api/checkpoint", nil)
 	req.Header.Set("Authorization", "Bearer tok")

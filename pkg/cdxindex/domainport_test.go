@@ -8,7 +8,7 @@ import "testing"
 // order, under one scan cap, and still leaves out other hosts that share
 // the name's prefix ("org,ab", "org,a-b", "org,a2").
 func TestDomainMatchWithPorts(t *testing.T) {
-	h := openTest(t).Handler(HandlerOptions{})
+	h := openTest(t).Handler(HandlerOptions{OpenWrites: true})
 	mustPost(t, h, "ports", ""+
 		"- 20050101000000 http://a.org/ text/html 200 AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA - - 100 0 w.warc.gz\n"+
 		"- 20050101000000 http://a.org:8080/p text/html 200 AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA - - 100 100 w.warc.gz\n"+

@@ -11,7 +11,7 @@ import (
 // OutbackCDX's own test suite (see testdata/outbackcdx/README.md).
 func TestGoldenOutbackCDX(t *testing.T) {
 	ix := openTest(t)
-	h := ix.Handler(HandlerOptions{})
+	h := ix.Handler(HandlerOptions{OpenWrites: true})
 	in, err := os.ReadFile("testdata/outbackcdx/ingest.cdx")
 	if err != nil {
 		t.Fatal(err)

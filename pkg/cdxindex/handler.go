@@ -25,10 +25,20 @@ type HandlerOptions struct {
 	ScanCap int64
 	// MaxBodyBytes bounds a POST body; 0 means no bound.
 	MaxBodyBytes int64
-	// WriteToken, when set, is the bearer token POST ingest and delete
-	// need (the admin token); reads stay open, as OutbackCDX's are.
-	WriteToken string
+	// Tokens guard the writes (POST ingest, delete, checkpoint): they need
+	// the operator token; the read-only token is refused (403). Reads stay
+	// open, as OutbackCDX's are. With no operator token every write is
+	// refused (403, naming the flag), unless OpenWrites.
+	Tokens admin.Tokens
+	// OpenWrites accepts writes without a token, as OutbackCDX does (an
+	// index other crawlers post to); Tokens are then not asked for.
+	OpenWrites bool
 }
+
+// WritesNeedToken is the 403 body of a write to an API with no operator
+// token and closed writes: what to set to enable them.
+const WritesNeedToken = "CDX API writes need a token: set --admin-token-file " +
+	"(or --cdx-writes-open to accept writes without one, as OutbackCDX does)\n"
 
 // Handler serves OutbackCDX's API for every collection of the index:
 //
@@ -38,7 +48,8 @@ type HandlerOptions struct {
 //	POST /<collection>/delete      delete lines
 //	POST /api/checkpoint           tar of a consistent copy of the index
 //
-// Every response carries Access-Control-Allow-Origin: *. Mount it at the
+// The POSTs are writes, refused by default: see HandlerOptions.Tokens and
+// OpenWrites. Every response carries Access-Control-Allow-Origin: *. Mount it at the
 // root of its own listener: OutbackCDX clients expect collections there.
 func (ix *Index) Handler(opts HandlerOptions) http.Handler {
 	return &handler{ix: ix, opts: opts}
@@ -62,8 +73,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		plain(w, http.StatusNotFound, "Not found\n")
 		return
 	}
-	if r.Method == http.MethodPost && h.opts.WriteToken != "" && !admin.Authorized(r, h.opts.WriteToken) {
-		admin.Unauthorized(w)
+	if r.Method == http.MethodPost && !h.mayWrite(w, r) {
 		return
 	}
 	switch {
@@ -78,6 +88,26 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		plain(w, http.StatusNotFound, "Not found\n")
 	}
+}
+
+// mayWrite reports whether r may write; if not, it has answered.
+func (h *handler) mayWrite(w http.ResponseWriter, r *http.Request) bool {
+	if h.opts.OpenWrites {
+		return true
+	}
+	if h.opts.Tokens.Operator == nil {
+		plain(w, http.StatusForbidden, WritesNeedToken)
+		return false
+	}
+	switch h.opts.Tokens.Access(r) {
+	case admin.OperatorAccess:
+		return true
+	case admin.ReadAccess:
+		plain(w, http.StatusForbidden, "CDX API writes need the operator token (--admin-token-file), not the read-only one\n")
+	default:
+		admin.Unauthorized(w)
+	}
+	return false
 }
 
 func plain(w http.ResponseWriter, status int, body string) {

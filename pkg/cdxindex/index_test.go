@@ -48,7 +48,7 @@ func crawledLines(t *testing.T) []cdx.Line {
 // answer the same.
 func TestPutMatchesCDX11Ingest(t *testing.T) {
 	ix := openTest(t)
-	h := ix.Handler(HandlerOptions{})
+	h := ix.Handler(HandlerOptions{OpenWrites: true})
 	ls := crawledLines(t)
 	dns := cdx.Line{URLKey: "dns:example.org", Timestamp: "20240117090001", Original: "dns:example.org",
 		Mimetype: "text/dns", Digest: "", Length: 120, Offset: 500, Filename: "x.warc.gz"}
@@ -102,7 +102,7 @@ func TestPutIdempotentAndCounted(t *testing.T) {
 	if n, _ := ix.Count("c"); n != 2 {
 		t.Fatalf("count %d after rewrite, want 2", n)
 	}
-	if got := mustGet(t, ix.Handler(HandlerOptions{}), "/c?url=https://news.example.org/&fl=mime"); got != "application/xhtml+xml\n" {
+	if got := mustGet(t, ix.Handler(HandlerOptions{OpenWrites: true}), "/c?url=https://news.example.org/&fl=mime"); got != "application/xhtml+xml\n" {
 		t.Errorf("rewritten mime: %q", got)
 	}
 	// Delete inside a batch after a put of the same key.
@@ -178,7 +178,7 @@ func TestReopenAndClose(t *testing.T) {
 	if err := ix.Put(ctx, "c", crawledLines(t)); !errors.Is(err, ErrClosed) {
 		t.Errorf("Put after Close: %v", err)
 	}
-	if r := do(t, ix.Handler(HandlerOptions{}), http.MethodGet, "/c?url=news.example.org", ""); r.status != http.StatusServiceUnavailable {
+	if r := do(t, ix.Handler(HandlerOptions{OpenWrites: true}), http.MethodGet, "/c?url=news.example.org", ""); r.status != http.StatusServiceUnavailable {
 		t.Errorf("query after Close: %d %q", r.status, r.body)
 	}
 	ix2, err := Open(dir, Options{})
@@ -189,7 +189,7 @@ func TestReopenAndClose(t *testing.T) {
 	if n, ok := ix2.Count("c"); !ok || n != 2 {
 		t.Errorf("after reopen: count %d %v, want 2", n, ok)
 	}
-	if got := mustGet(t, ix2.Handler(HandlerOptions{}), "/c?url=https://cdn.example.net/lib.js&fl=offset,length"); got != "2201 3190\n" {
+	if got := mustGet(t, ix2.Handler(HandlerOptions{OpenWrites: true}), "/c?url=https://cdn.example.net/lib.js&fl=offset,length"); got != "2201 3190\n" {
 		t.Errorf("after reopen: %q", got)
 	}
 }
@@ -198,7 +198,7 @@ func TestReopenAndClose(t *testing.T) {
 func TestConcurrentPutAndQuery(t *testing.T) {
 	ctx := context.Background()
 	ix := openTest(t)
-	h := ix.Handler(HandlerOptions{})
+	h := ix.Handler(HandlerOptions{OpenWrites: true})
 	const writers, batches, perBatch = 4, 10, 50
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*2)
@@ -253,7 +253,7 @@ func TestMetrics(t *testing.T) {
 	if err := ix.Put(context.Background(), "c", crawledLines(t)); err != nil {
 		t.Fatal(err)
 	}
-	h := ix.Handler(HandlerOptions{})
+	h := ix.Handler(HandlerOptions{OpenWrites: true})
 	mustGet(t, h, "/c?url=news.example.org")
 	do(t, h, http.MethodPost, "/c?badLines=skip", "junk\n"+goodLine)
 	mfs, err := reg.Gather()

@@ -33,7 +33,7 @@ func TestIngestBadLines(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ix := openTest(t)
-			h := ix.Handler(HandlerOptions{})
+			h := ix.Handler(HandlerOptions{OpenWrites: true})
 			r := do(t, h, http.MethodPost, "/c", tc.body)
 			if r.status != http.StatusBadRequest || r.body != tc.want {
 				t.Errorf("got %d %q\nwant 400 %q", r.status, r.body, tc.want)
@@ -64,7 +64,7 @@ func TestIngestLineShapes(t *testing.T) {
 		`- 20200101000000 {"url": "http://j.org/", "offset": "5", "filename": "f"}`,
 		`- 20200101000000 {"url": "http://jn.org/", "status": 200, "length": 7, "offset": 5, "filename": "f", "mime": null, "method": "GET"} trailing`,
 	}, "\r\n") + "\r"
-	h := openTest(t).Handler(HandlerOptions{})
+	h := openTest(t).Handler(HandlerOptions{OpenWrites: true})
 	if r := do(t, h, http.MethodPost, "/s", body); r.status != 200 || r.body != "Added 8 records\n" {
 		t.Fatalf("POST: %d %q", r.status, r.body)
 	}
@@ -97,7 +97,7 @@ func TestIngestLineShapes(t *testing.T) {
 
 // JSON strings are escaped as Jackson escapes them.
 func TestIngestJSONEscaping(t *testing.T) {
-	h := openTest(t).Handler(HandlerOptions{})
+	h := openTest(t).Handler(HandlerOptions{OpenWrites: true})
 	line := `- 20200101000000 {"url": "http://esc.org/a\"b\\c\u0001\t\u2028é/<&>", "mime": "text/html", "offset": "0", "filename": "f"}`
 	mustPost(t, h, "e", line)
 	got := mustGet(t, h, "/e?url=esc.org&matchType=domain&fl=url&output=json")
@@ -113,7 +113,7 @@ func TestIngestJSONEscaping(t *testing.T) {
 
 func TestIngestIdempotentAndDelete(t *testing.T) {
 	ix := openTest(t)
-	h := ix.Handler(HandlerOptions{})
+	h := ix.Handler(HandlerOptions{OpenWrites: true})
 	two := goodLine + "\n" + strings.Replace(goodLine, " 0 f.warc.gz", " 10 f.warc.gz", 1) + "\n"
 	mustPost(t, h, "d", two)
 	mustPost(t, h, "d", two+goodLine) // redelivery: no new entries
@@ -158,11 +158,11 @@ func TestIngestOptionsAndNames(t *testing.T) {
 			t.Errorf("read-only POST %s: %d %q", target, r.status, r.body)
 		}
 	}
-	small := ix.Handler(HandlerOptions{MaxBodyBytes: 50})
+	small := ix.Handler(HandlerOptions{MaxBodyBytes: 50, OpenWrites: true})
 	if r := do(t, small, http.MethodPost, "/c", goodLine+"\n"+goodLine); r.status != http.StatusRequestEntityTooLarge {
 		t.Errorf("oversized body: %d %q", r.status, r.body)
 	}
-	h := ix.Handler(HandlerOptions{})
+	h := ix.Handler(HandlerOptions{OpenWrites: true})
 	if r := do(t, h, http.MethodPost, "/a.b", goodLine); r.status != http.StatusBadRequest || r.body != "Invalid collection name\n" {
 		t.Errorf("bad collection name: %d %q", r.status, r.body)
 	}

@@ -19,7 +19,7 @@ func TestQueryInProcessMatchesAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	ix := openTest(t)
-	h := ix.Handler(HandlerOptions{})
+	h := ix.Handler(HandlerOptions{OpenWrites: true})
 	mustPost(t, h, "sem", string(data))
 	for _, raw := range []string{
 		"url=http://a.org/",
@@ -70,7 +70,7 @@ func cdx11Only(t *testing.T, body string) string {
 
 func TestQueryInProcessErrors(t *testing.T) {
 	ix := openTest(t)
-	mustPost(t, ix.Handler(HandlerOptions{}), "fc", "org,a)/ 20050101000000 http://a.org/ text/html 200 AAAA - - 10 0 w.warc.gz\n")
+	mustPost(t, ix.Handler(HandlerOptions{OpenWrites: true}), "fc", "org,a)/ 20050101000000 http://a.org/ text/html 200 AAAA - - 10 0 w.warc.gz\n")
 	tests := []struct {
 		name, collection, query string
 		want                    string

@@ -38,7 +38,7 @@ func FuzzQuery(f *testing.F) {
 		f.Add(q)
 	}
 	ix := openTest(f)
-	h := ix.Handler(HandlerOptions{ScanCap: 1000})
+	h := ix.Handler(HandlerOptions{ScanCap: 1000, OpenWrites: true})
 	mustPost(f, h, "sem", string(data))
 	f.Fuzz(func(t *testing.T, rawQuery string) {
 		req := httptest.NewRequest(http.MethodGet, "/sem", nil)

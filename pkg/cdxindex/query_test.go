@@ -31,7 +31,7 @@ func semanticsHandler(t *testing.T) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := openTest(t).Handler(HandlerOptions{})
+	h := openTest(t).Handler(HandlerOptions{OpenWrites: true})
 	mustPost(t, h, "sem", string(data))
 	return h
 }

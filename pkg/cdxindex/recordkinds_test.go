@@ -38,7 +38,7 @@ func TestGoldenRecordKinds(t *testing.T) {
 	if err := ix.Put(context.Background(), "put", lines); err != nil {
 		t.Fatal(err)
 	}
-	h := ix.Handler(HandlerOptions{})
+	h := ix.Handler(HandlerOptions{OpenWrites: true})
 	mustPost(t, h, "post", body.String())
 
 	golden, err := os.ReadFile("testdata/record-kinds.out")

@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/trawler-crawl/trawler/internal/testchild"
+	"github.com/trawler-crawl/trawler/pkg/admin"
 	"github.com/trawler-crawl/trawler/pkg/cdx"
 	"github.com/trawler-crawl/trawler/pkg/cdxindex"
 	"github.com/trawler-crawl/trawler/pkg/fetch"
@@ -303,6 +304,11 @@ func backupWhileCrawling(t *testing.T, hold int, drain time.Duration) {
 		}
 	}
 	redisAddr, redisPID := childRedis(t, a.DataDir)
+	// The checkpoint is a write: it needs the token the standalone generated.
+	token, err := admin.LoadToken(filepath.Join(a.DataDir, standalone.AdminTokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { _ = rdb.Close() })
 	f, err := frontier.New(rdb, "fc-npld", frontier.Options{})
@@ -331,7 +337,7 @@ func backupWhileCrawling(t *testing.T, hold int, drain time.Duration) {
 		Redis: rdb, Frontiers: []*frontier.Frontier{f}, Kafka: kadm.NewClient(kc),
 		Groups: []statebackup.GroupTopic{{Group: "trawler-worker-fc-npld", Topic: "fc.tocrawl.npld"},
 			{Group: "trawler-cdxwriter-fc", Topic: "fc.crawled", Index: true}},
-		DrainTimeout: drain, CDXURL: "http://" + a.CDXAddr, Version: "test"})
+		DrainTimeout: drain, CDXURL: "http://" + a.CDXAddr, CDXToken: token, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/trawler-crawl/trawler/pkg/admin"
 	"github.com/trawler-crawl/trawler/pkg/cdx"
 	"github.com/trawler-crawl/trawler/pkg/cdxindex"
 	"github.com/trawler-crawl/trawler/pkg/embedded"
@@ -116,7 +117,7 @@ func serveIndex(t *testing.T, n int) (*cdxindex.Index, string) {
 	if err := ix.Put(context.Background(), "fc", lines); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(ix.Handler(cdxindex.HandlerOptions{WriteToken: testToken}))
+	srv := httptest.NewServer(ix.Handler(cdxindex.HandlerOptions{Tokens: admin.Tokens{Operator: admin.StaticToken(testToken)}}))
 	t.Cleanup(srv.Close)
 	return ix, srv.URL
 }

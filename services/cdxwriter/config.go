@@ -37,9 +37,17 @@ type Config struct {
 	DataDir string `yaml:"data"`
 	// CDXAddr is the listen address of the OutbackCDX API; empty: none.
 	CDXAddr string `yaml:"cdxAddr"`
+	// CDXWritesOpen lets the API's writes (POST ingest, delete,
+	// checkpoint) through without a token, as OutbackCDX does. Off, they
+	// need the admin token, and with none configured are refused.
+	CDXWritesOpen bool `yaml:"cdxWritesOpen"`
 	// ForwardURL is an external OutbackCDX that also gets every line
 	// (posted to <ForwardURL>/<Crawl>); empty: no forwarding.
 	ForwardURL string `yaml:"forwardURL"`
+	// ForwardTokenFile holds the bearer token sent with forwarded lines
+	// (re-read when it changes), for an index that needs one, such as
+	// another Trawler's; empty: none, as OutbackCDX needs none.
+	ForwardTokenFile string `yaml:"forwardTokenFile"`
 	// ForwardFailures also forwards failed fetches as UKWA's Heritrix did
 	// (mimetype failure-status-code/<status>, status 599), so an
 	// OutbackCDX used as the recently-seen store keeps seeing them.
@@ -60,7 +68,9 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Stream, "stream", "npld", "fc: the stream (npld or bypm) whose recently-crawled history gets events that name no stream")
 	fs.StringVar(&c.DataDir, "data", "./trawler-data", "data directory; the CDX index is kept under <data>/cdx")
 	fs.StringVar(&c.CDXAddr, "cdx-addr", DefaultCDXAddr, "listen address of the OutbackCDX-compatible query API (empty: none)")
+	fs.BoolVar(&c.CDXWritesOpen, "cdx-writes-open", false, "let the CDX API's writes (POST ingest, delete, checkpoint) through without a token, as OutbackCDX does (default: they need --admin-token-file's token)")
 	fs.StringVar(&c.ForwardURL, "forward-url", "", "external OutbackCDX base URL to forward CDX11 lines to, as <url>/<crawl> (empty: none)")
+	fs.StringVar(&c.ForwardTokenFile, "forward-token-file", "", "file holding the bearer token sent with forwarded lines, for an index that needs one (another Trawler's); empty: none")
 	fs.BoolVar(&c.ForwardFailures, "forward-failures", true, "also forward failed fetches as failure-status-code/<status> lines, as UKWA's Heritrix did")
 	fs.DurationVar(&c.RecentTTL, "recent-ttl", DefaultRecentTTL, "how long a recently-crawled entry lives after its newest capture (0: forever)")
 	fs.IntVar(&c.Batch, "batch", DefaultBatch, "crawled events applied per batch")
@@ -88,6 +98,9 @@ func (c Config) Validate() error {
 		if u, err := url.Parse(c.ForwardURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			errs = append(errs, fmt.Errorf("cdxwriter: forward-url %q: want http(s)://host[:port][/path]", c.ForwardURL))
 		}
+	}
+	if c.ForwardTokenFile != "" && c.ForwardURL == "" {
+		errs = append(errs, errors.New("cdxwriter: forward-token-file is set but forward-url is not"))
 	}
 	if c.RecentTTL < 0 {
 		errs = append(errs, fmt.Errorf("cdxwriter: recent-ttl %s is negative", c.RecentTTL))

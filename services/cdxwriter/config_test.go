@@ -13,11 +13,16 @@ func TestConfigFlagsAndDefaults(t *testing.T) {
 	var c Config
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	c.RegisterFlags(fs)
-	if err := fs.Parse([]string{"--crawl", "dc", "--recent-ttl", "48h", "--forward-url", "http://outback:8080"}); err != nil {
+	if c.CDXWritesOpen {
+		t.Error("CDX API writes open by default")
+	}
+	if err := fs.Parse([]string{"--crawl", "dc", "--recent-ttl", "48h", "--forward-url", "http://outback:8080",
+		"--forward-token-file", "/run/tok", "--cdx-writes-open"}); err != nil {
 		t.Fatal(err)
 	}
 	if c.Crawl != "dc" || c.RecentTTL != 48*time.Hour || c.CDXAddr != DefaultCDXAddr || !c.ForwardFailures ||
-		c.Batch != DefaultBatch || c.Consumers != DefaultConsumers || c.ForwardURL != "http://outback:8080" {
+		c.Batch != DefaultBatch || c.Consumers != DefaultConsumers || c.ForwardURL != "http://outback:8080" ||
+		c.ForwardTokenFile != "/run/tok" || !c.CDXWritesOpen {
 		t.Errorf("config %+v", c)
 	}
 	if err := c.Validate(); err != nil {
@@ -42,6 +47,7 @@ func TestConfigValidate(t *testing.T) {
 		{func(c *Config) { c.CDXAddr = "8081" }, "cdx-addr"},
 		{func(c *Config) { c.ForwardURL = "outback:8080" }, "forward-url"},
 		{func(c *Config) { c.ForwardURL = "http://" }, "forward-url"},
+		{func(c *Config) { c.ForwardTokenFile = "tok" }, "forward-token-file is set but forward-url is not"},
 		{func(c *Config) { c.RecentTTL = -time.Hour }, "recent-ttl"},
 		{func(c *Config) { c.Batch = -1 }, "batch"},
 		{func(c *Config) { c.Consumers = -1 }, "consumers"},

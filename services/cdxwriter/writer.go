@@ -31,6 +31,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/trawler-crawl/trawler/pkg/admin"
 	"github.com/trawler-crawl/trawler/pkg/cdx"
 	"github.com/trawler-crawl/trawler/pkg/cdxforward"
 	"github.com/trawler-crawl/trawler/pkg/kafka"
@@ -106,7 +107,11 @@ func New(cfg Config, d Deps) (*Writer, error) {
 	}
 	w := &Writer{cfg: cfg, d: d, log: d.Logger, m: m, recent: recent, histories: histories, index: d.Index}
 	if cfg.ForwardURL != "" {
-		w.fw, err = cdxforward.New(cdxforward.Options{URL: cfg.ForwardURL, Collection: cfg.Collection(),
+		tok, err := admin.OpenTokenFile(cfg.ForwardTokenFile, d.Logger.With("part", "forward"))
+		if err != nil {
+			return nil, fmt.Errorf("cdxwriter: forward-token-file: %w", err)
+		}
+		w.fw, err = cdxforward.New(cdxforward.Options{URL: cfg.ForwardURL, Collection: cfg.Collection(), Token: tok.Value,
 			Client: d.ForwardClient, Logger: d.Logger, Registerer: d.Registerer})
 		if err != nil {
 			return nil, fmt.Errorf("cdxwriter: %w", err)

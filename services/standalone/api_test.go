@@ -77,6 +77,11 @@ func TestStandaloneAdminAPI(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	const readToken = "r3ad-only-for-tests"
+	readTokenFile := filepath.Join(dir, "read-token")
+	if err := os.WriteFile(readTokenFile, []byte(readToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	seed := srv.Seeds()[0]
 	excludedURL := seed + "private/page.html"
 	prefix := surt.Heritrix(seed + "private/")
@@ -93,7 +98,7 @@ func TestStandaloneAdminAPI(t *testing.T) {
 	cdxAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t, "127.0.0.1"))
 	kafkaAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t, "127.0.0.1"))
 	cfg := Config{DataDir: filepath.Join(dir, "data"), Seeds: srv.Seeds(), AdminAddr: adminAddr, CDXAddr: cdxAddr,
-		KafkaListen: kafkaAddr, AdminTokenFile: tokenFile, Crawl: "fc", Stream: "npld", Threads: 4, Partitions: 2,
+		KafkaListen: kafkaAddr, AdminTokenFile: tokenFile, AdminReadOnlyTokenFile: readTokenFile, Crawl: "fc", Stream: "npld", Threads: 4, Partitions: 2,
 		TimeZone: "Europe/London"}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -257,13 +262,28 @@ func TestStandaloneAdminAPI(t *testing.T) {
 		t.Fatalf("control record %s %s: %+v %v", got.Key, got.Value, c, err)
 	}
 
+	// The read-only token reads but cannot act.
+	if code, b := apiCall(t, "GET", base+"/api/v1/status", readToken, ""); code != 200 {
+		t.Fatalf("status with the read-only token: %d %s", code, b)
+	}
+	if code, b := apiCall(t, "POST", base+"/api/v1/control", readToken, `{"command":"resume"}`); code != http.StatusForbidden ||
+		!strings.Contains(string(b), "operator token") {
+		t.Fatalf("control with the read-only token: %d %s", code, b)
+	}
+	// standalone.json names the token file, for ctl and state backup.
+	if e, err := ReadEndpoints(cfg.DataDir); err != nil || e.AdminTokenFile != tokenFile {
+		t.Fatalf("standalone.json: %+v %v, want adminTokenFile %s", e, err, tokenFile)
+	}
+
 	// CDX writes need the token; reads do not.
 	line := "- 20200101000000 http://cdx-auth.example/ text/html 200 AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA - - 10 0 f.warc.gz\n"
-	if code, _ := apiCall(t, "POST", "http://"+cdxAddr+"/fc", "", line); code != http.StatusUnauthorized {
-		t.Fatalf("CDX ingest without token: %d", code)
-	}
-	if code, _ := apiCall(t, "POST", "http://"+cdxAddr+"/fc/delete", "", line); code != http.StatusUnauthorized {
-		t.Fatalf("CDX delete without token: %d", code)
+	for _, p := range []string{"/fc", "/fc/delete", "/api/checkpoint"} {
+		if code, _ := apiCall(t, "POST", "http://"+cdxAddr+p, "", line); code != http.StatusUnauthorized {
+			t.Fatalf("CDX %s without token: %d", p, code)
+		}
+		if code, _ := apiCall(t, "POST", "http://"+cdxAddr+p, readToken, line); code != http.StatusForbidden {
+			t.Fatalf("CDX %s with the read-only token: %d", p, code)
+		}
 	}
 	if code, b := apiCall(t, "POST", "http://"+cdxAddr+"/fc", token, line); code != 200 || !bytes.Contains(b, []byte("Added 1")) {
 		t.Fatalf("CDX ingest with token: %d %s", code, b)

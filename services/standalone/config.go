@@ -10,6 +10,10 @@ import (
 	"strings"
 )
 
+// DefaultDataDir is --data's default, where `trawler ctl` looks for a
+// running standalone when told of no other.
+const DefaultDataDir = "./trawler-data"
+
 // Config is the standalone configuration.
 type Config struct {
 	DataDir   string
@@ -34,16 +38,25 @@ type Config struct {
 	KafkaListen string
 	AdminAddr   string
 	// AdminTokenFile holds the bearer token of the admin API (/api/v1/)
-	// and of the CDX API's writes; empty: the API is off and CDX writes
-	// are open.
+	// and of the CDX API's writes; empty: one is generated into
+	// <data>/admin.token (AdminTokenFile), or reused from there.
 	AdminTokenFile string
+	// AdminReadOnlyTokenFile holds a second admin API token that may
+	// only read (GET); empty: none.
+	AdminReadOnlyTokenFile string
 	// CDXAddr serves the CDX index with the OutbackCDX API; empty: not served.
 	CDXAddr string
+	// CDXWritesOpen lets the CDX API's writes through without a token,
+	// as OutbackCDX does; off, they need the admin token.
+	CDXWritesOpen bool
 	// CDXForwardURL is an external OutbackCDX that also gets every CDX
 	// line (posted to <url>/<crawl>, as the cluster's cdxwriter does with
 	// --forward-url); empty: none. A run ends only once forwarding has
 	// caught up too.
 	CDXForwardURL string
+	// CDXForwardTokenFile holds the bearer token sent with forwarded
+	// lines, for an index that needs one (another Trawler's); empty: none.
+	CDXForwardTokenFile string
 	// CDXForwardFailures also forwards failed fetches as UKWA's Heritrix
 	// did (failure-status-code/<status> lines).
 	CDXForwardFailures bool
@@ -83,7 +96,7 @@ func (s *stringList) Set(v string) error {
 
 // RegisterFlags registers the standalone flags with their defaults.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.DataDir, "data", "./trawler-data", "data directory: broker, Redis, WARCs, logs, CDX")
+	fs.StringVar(&c.DataDir, "data", DefaultDataDir, "data directory: broker, Redis, WARCs, logs, CDX")
 	fs.Var((*stringList)(&c.Seeds), "seed", "seed URL to crawl (repeatable, or comma-separated)")
 	fs.Var((*stringList)(&c.Feeds), "feed", "W3ACT crawl feed (file, directory or URL) whose active targets are launched (repeatable)")
 	fs.BoolVar(&c.Relaunch, "relaunch", false, "launch the seeds as a new launch: crawl them and all they reach again (default: continue the crawl in --data)")
@@ -95,9 +108,12 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.KafkaListen, "kafka-listen", "127.0.0.1:9092", "loopback address of the embedded broker")
 	fs.StringVar(&c.CDXAddr, "cdx-addr", "127.0.0.1:8081", "OutbackCDX-compatible API of the crawl's CDX index (empty: not served)")
 	fs.StringVar(&c.CDXForwardURL, "cdx-forward-url", "", "external OutbackCDX base URL that also gets every CDX line, as <url>/<crawl> (empty: none)")
+	fs.StringVar(&c.CDXForwardTokenFile, "cdx-forward-token-file", "", "with --cdx-forward-url, file holding the bearer token sent with the lines, for an index that needs one (another Trawler's)")
+	fs.BoolVar(&c.CDXWritesOpen, "cdx-writes-open", false, "let the CDX API's writes (POST ingest, delete, checkpoint) through without a token, as OutbackCDX does (default: they need the admin token)")
 	fs.BoolVar(&c.CDXForwardFailures, "cdx-forward-failures", true, "with --cdx-forward-url, also forward failed fetches as failure-status-code/<status> lines, as UKWA's Heritrix did")
 	fs.StringVar(&c.AdminAddr, "admin-addr", "127.0.0.1:9100", "admin listener: /metrics, /healthz, /readyz")
-	fs.StringVar(&c.AdminTokenFile, "admin-token-file", "", "file holding the bearer token of the admin API (/api/v1/) and of CDX writes (empty: API off)")
+	fs.StringVar(&c.AdminTokenFile, "admin-token-file", "", "file holding the bearer token of the admin API (/api/v1/) and of CDX writes, re-read when it changes (empty: one is generated into <data>/"+AdminTokenFile+", mode 0600)")
+	fs.StringVar(&c.AdminReadOnlyTokenFile, "admin-readonly-token-file", "", "file holding a second admin API token that may only read (GET), for viewers (empty: none)")
 	fs.StringVar(&c.Crawl, "crawl", "fc", "crawl: fc or dc")
 	fs.StringVar(&c.Stream, "stream", "npld", "stream: npld or bypm")
 	fs.IntVar(&c.Threads, "threads", 32, "crawl loops")
@@ -124,6 +140,9 @@ func (c Config) Validate() error {
 	}
 	if c.RenderTabs < 0 || c.RenderTabs > 64 {
 		errs = append(errs, fmt.Errorf("render-tabs %d: want 1..64 (0: 2)", c.RenderTabs))
+	}
+	if c.CDXForwardTokenFile != "" && c.CDXForwardURL == "" {
+		errs = append(errs, errors.New("cdx-forward-token-file: set, but --cdx-forward-url is not"))
 	}
 	if c.Partitions < 0 {
 		errs = append(errs, fmt.Errorf("partitions %d: must be >= 0", c.Partitions))

@@ -27,6 +27,9 @@ type Endpoints struct {
 	Admin string   `json:"admin"`
 	// CDX is the OutbackCDX API's address; empty when it is off.
 	CDX string `json:"cdx,omitempty"`
+	// AdminTokenFile is the absolute path of the file holding the admin
+	// API's (and CDX writes') token: the given one, or <data>/admin.token.
+	AdminTokenFile string `json:"adminTokenFile,omitempty"`
 }
 
 // dialable turns a listen address into one a client on this machine can

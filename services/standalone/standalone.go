@@ -162,9 +162,13 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	}
 	log := d.Logger
 	started := time.Now()
-	token, err := admin.LoadToken(cfg.AdminTokenFile)
-	if err != nil {
+	// The given token files are checked before anything starts; a
+	// generated one is written once the data directory is locked.
+	if _, err := admin.OpenTokens(cfg.AdminTokenFile, cfg.AdminReadOnlyTokenFile, nil); err != nil {
 		return nil, err
+	}
+	if _, err := admin.OpenTokenFile(cfg.CDXForwardTokenFile, nil); err != nil {
+		return nil, fmt.Errorf("cdx-forward-token-file: %w", err)
 	}
 	cl, err := startCluster(ctx, cfg, log)
 	if err != nil {
@@ -175,6 +179,10 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 			log.Warn("stop cluster", "err", err)
 		}
 	}()
+	tokens, tokenFile, err := adminTokens(cfg, log) // token.go
+	if err != nil {
+		return nil, err
+	}
 	adm, err := admin.Listen(cfg.AdminAddr, d.Registry, log)
 	if err != nil {
 		return nil, err
@@ -198,7 +206,8 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 		return nil, err
 	}
 	ccfg := cdxwriter.Config{Crawl: cfg.Crawl, Stream: cfg.Stream, DataDir: cfg.DataDir, CDXAddr: cfg.CDXAddr,
-		ForwardURL: cfg.CDXForwardURL, ForwardFailures: cfg.CDXForwardFailures}
+		CDXWritesOpen: cfg.CDXWritesOpen, ForwardURL: cfg.CDXForwardURL, ForwardTokenFile: cfg.CDXForwardTokenFile,
+		ForwardFailures: cfg.CDXForwardFailures}
 	ix, err := cdxindex.Open(ccfg.IndexDir(), cdxindex.Options{Logger: log.With("role", "cdxindex"), Registerer: d.Registry})
 	if err != nil {
 		return nil, err
@@ -206,17 +215,17 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	defer ix.Close()
 	cdeps := cdxwriter.Deps{Kafka: cl.kafka, Redis: cl.rdb, Index: ix, Logger: log.With("role", "cdxwriter"), Registerer: d.Registry}
 	if cfg.CDXAddr != "" {
-		cdeps.API = ix.Handler(cdxindex.HandlerOptions{WriteToken: token})
+		cdeps.API = ix.Handler(ccfg.APIOptions(tokens, cdeps.Logger))
 	}
 	apiHandler, closeAPI, err := api.Build(ctx, api.Setup{Profile: d.Profile, Redis: cl.rdb, Frontier: w.Frontier(),
 		Kafka: cl.kafka, Crawl: cfg.Crawl, Stream: cfg.Stream, BaseDir: cfg.DataDir, Version: d.Version,
-		History:      explain.CDXAPI{Handler: ix.Handler(cdxindex.HandlerOptions{}), Collection: cfg.Crawl},
+		History:      explain.CDXAPI{Handler: ix.Handler(cdxindex.HandlerOptions{ReadOnly: true}), Collection: cfg.Crawl},
 		LimitReached: w.LimitReached, Logger: log.With("role", "api")})
 	if err != nil {
 		return nil, err
 	}
 	defer closeAPI()
-	if err := adm.MountAPI(token, apiHandler); err != nil {
+	if err := adm.MountAPI(tokens, apiHandler); err != nil {
 		return nil, err
 	}
 	cw, err := cdxwriter.New(ccfg, cdeps)
@@ -291,7 +300,7 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 		cdxAddr = cfg.CDXAddr
 	}
 	if remove, err := writeEndpoints(cfg.DataDir, Endpoints{PID: os.Getpid(), Redis: cl.redisAddr,
-		Kafka: cl.kafka.Brokers, Admin: adm.Addr(), CDX: cdxAddr}); err != nil {
+		Kafka: cl.kafka.Brokers, Admin: adm.Addr(), CDX: cdxAddr, AdminTokenFile: tokenFile}); err != nil {
 		log.Warn("say where this standalone listens", "err", err)
 	} else {
 		defer remove()

@@ -65,7 +65,7 @@ func serveChildAdmin(ctx context.Context, c childSpec, w *Worker, p profile.Prof
 		closeAPI()
 		_ = srv.Close()
 	}
-	if err := srv.MountAPI(c.Token, h); err != nil {
+	if err := srv.MountAPI(admin.Tokens{Operator: admin.StaticToken(c.Token)}, h); err != nil {
 		closeAll()
 		return nil, err
 	}

@@ -55,13 +55,14 @@ func TestCrawlAndRelaunchesReplayAsCaptured(t *testing.T) {
 	}
 	p.ClamAV.StreamMaxLengthBytes = streamMax
 
-	// The external OutbackCDX: a second index served over HTTP.
+	// The external OutbackCDX: a second index served over HTTP, its
+	// writes open as OutbackCDX's are.
 	external, err := cdxindex.Open(t.TempDir(), cdxindex.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = external.Close() })
-	outback := httptest.NewServer(external.Handler(cdxindex.HandlerOptions{}))
+	outback := httptest.NewServer(external.Handler(cdxindex.HandlerOptions{OpenWrites: true}))
 	t.Cleanup(outback.Close)
 
 	dir := t.TempDir()

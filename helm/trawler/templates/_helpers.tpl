@@ -141,12 +141,18 @@ own profile (streams[].profile) or the shipped one of the crawl.
 
 {{/*
 The admin token: env, volume mount and volume of the roles that serve the
-admin API or CDX writes (nothing when adminToken.existingSecret is empty).
+admin API or CDX writes (nothing when adminToken.existingSecret is empty),
+with the read-only token when adminToken.readOnlyKey names one. The roles
+re-read the files when the Secret changes.
 */}}
 {{- define "trawler.adminTokenEnv" -}}
 {{- if .Values.adminToken.existingSecret }}
 - name: TRAWLER_ADMIN_TOKEN_FILE
   value: /etc/trawler-admin/{{ .Values.adminToken.key }}
+{{- if .Values.adminToken.readOnlyKey }}
+- name: TRAWLER_ADMIN_READONLY_TOKEN_FILE
+  value: /etc/trawler-admin/{{ .Values.adminToken.readOnlyKey }}
+{{- end }}
 {{- end }}
 {{- end -}}
 
@@ -166,5 +172,9 @@ admin API or CDX writes (nothing when adminToken.existingSecret is empty).
     items:
       - key: {{ .Values.adminToken.key }}
         path: {{ .Values.adminToken.key }}
+      {{- if .Values.adminToken.readOnlyKey }}
+      - key: {{ .Values.adminToken.readOnlyKey }}
+        path: {{ .Values.adminToken.readOnlyKey }}
+      {{- end }}
 {{- end }}
 {{- end -}}
