@@ -40,6 +40,12 @@ func clientOpts(cfg Config) []kgo.Opt {
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		// Idempotence is franz-go's default with acks=all; the partitioner is
 		// left at its default on purpose (murmur2 for keyed records).
+		//
+		// No KIP-714 client metrics: every client would push them to a
+		// broker that asks (the embedded one does), lz4-compressing each
+		// push into a fresh 4 MiB block, for numbers that the trawler_*
+		// and kgo metrics on /metrics already give.
+		kgo.DisableClientMetrics(),
 	}
 	if cfg.SessionTimeout > 0 {
 		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout))
