@@ -107,6 +107,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case errors.Is(err, errUsage):
 		return 2
+	case errors.As(err, new(nothingArchivedError)):
+		fmt.Fprintf(stderr, "trawler %s: %v\n", args[0], err)
+		return exitNothingArchived
 	default:
 		fmt.Fprintf(stderr, "trawler %s: %v\n", args[0], err)
 		return 1

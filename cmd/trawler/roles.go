@@ -174,8 +174,10 @@ func runWorker(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// Not ready while disk space is low: the worker claims nothing then.
+	// Not ready while disk space is low or writes fail: the worker
+	// claims nothing then.
 	env.admin.AddReadyCheck("disk", w.DiskReady)
+	env.admin.AddReadyCheck("writes", w.WritesReady)
 	var hist explain.History
 	if *cdxURL != "" {
 		hist = explain.CDXAPI{URL: *cdxURL, Collection: wc.Crawl}

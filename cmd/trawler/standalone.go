@@ -41,8 +41,25 @@ func standaloneRun(ctx context.Context, c common, sc standalone.Config, r fetch.
 	if sum != nil {
 		sum.Print(stdout)
 	}
+	if err == nil && sum != nil {
+		if why := sum.NothingArchived(); why != "" {
+			return nothingArchivedError(why)
+		}
+	}
 	return err
 }
+
+// nothingArchivedError ends a standalone run that archived nothing because
+// every seed or feed line it was given was refused or rejected, with the
+// reason: the command exits with exitNothingArchived, so a script sees the
+// crawl did nothing.
+type nothingArchivedError string
+
+func (e nothingArchivedError) Error() string { return string(e) }
+
+// exitNothingArchived is the exit status of errNothingArchived (1 is any
+// other error, 2 a usage error).
+const exitNothingArchived = 3
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("demo", stderr)

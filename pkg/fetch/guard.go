@@ -1,8 +1,10 @@
 package fetch
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
+	"strings"
 	"syscall"
 )
 
@@ -81,20 +83,56 @@ func CheckAddress(a netip.Addr) error {
 
 func checkAddr(refused []refusedPrefix, a netip.Addr) error {
 	if !a.IsValid() {
-		return fmt.Errorf("invalid address: %w", ErrAddressRefused)
+		return &refusalError{why: "invalid address"}
 	}
 	orig := a
 	for _, judged := range judgedAddrs(a.WithZone("")) {
 		for _, r := range refused {
 			if r.prefix.Contains(judged) {
 				if judged != orig.WithZone("") {
-					return fmt.Errorf("%s carries %s, which is %s: %w", orig, judged, r.reason, ErrAddressRefused)
+					return &refusalError{why: fmt.Sprintf("%s carries %s, which is %s", orig, judged, r.reason)}
 				}
-				return fmt.Errorf("%s is %s: %w", orig, r.reason, ErrAddressRefused)
+				return &refusalError{why: fmt.Sprintf("%s is %s", orig, r.reason)}
 			}
 		}
 	}
 	return nil
+}
+
+// refusalError is the guard's refusal of one address: why names the
+// address and its range ("127.0.0.1 is loopback").
+type refusalError struct{ why string }
+
+func (e *refusalError) Error() string { return e.why + ": " + ErrAddressRefused.Error() }
+func (e *refusalError) Unwrap() error { return ErrAddressRefused }
+
+// RefusalReason says why the address guard refused a fetch whose error is
+// err: each refused address with its range ("127.0.0.1 is loopback"),
+// joined by "; ". ok is false when the guard did not refuse it. Callers
+// show it to an operator with the setting that allows such addresses.
+func RefusalReason(err error) (reason string, ok bool) {
+	if !errors.Is(err, ErrAddressRefused) {
+		return "", false
+	}
+	var whys []string
+	var walk func(error)
+	walk = func(e error) {
+		switch x := e.(type) {
+		case *refusalError:
+			whys = append(whys, x.why)
+		case interface{ Unwrap() []error }:
+			for _, c := range x.Unwrap() {
+				walk(c)
+			}
+		case interface{ Unwrap() error }:
+			walk(x.Unwrap())
+		}
+	}
+	walk(err)
+	if len(whys) == 0 { // the dial's own refusal of an unparseable address
+		return err.Error(), true
+	}
+	return strings.Join(whys, "; "), true
 }
 
 // judgedAddrs returns a and every IPv4 address an IPv6 form of it routes

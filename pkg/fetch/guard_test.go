@@ -137,3 +137,38 @@ func TestDialerUsesControl(t *testing.T) {
 		t.Fatalf("control hook let %d connections through", n)
 	}
 }
+
+// RefusalReason names each refused address and its range, from a real
+// fetch's error or the dial hook's, and nothing for other failures.
+func TestRefusalReason(t *testing.T) {
+	srv := startServer(t, respond("HTTP/1.0 200 OK\r\n\r\nsecret"))
+	f := newFetcher(t, Config{}) // AllowPrivate false
+	p := srv.port()
+	fetched := func(url string) error {
+		_, err := f.Fetch(context.Background(), Request{URL: url})
+		return err
+	}
+	g := newGuard(false, nil)
+	tests := []struct {
+		name string
+		err  error
+		want string // "" for no refusal
+	}{
+		{"loopback literal", fetched("http://127.0.0.1:" + p + "/"), "127.0.0.1 is loopback"},
+		{"IPv6 loopback", fetched("http://[::1]:" + p + "/"), "::1 is loopback"},
+		{"name on loopback", fetched("http://site.test:" + p + "/"), "127.0.0.1 is loopback"},
+		{"dial hook", g.control("tcp", "10.0.0.1:80", nil), "10.0.0.1 is private"},
+		{"mapped address", CheckAddress(netip.MustParseAddr("::ffff:169.254.169.254")), "::ffff:169.254.169.254 carries 169.254.169.254, which is cloud metadata"},
+		{"unparseable dial address", g.control("tcp", "garbage", nil), "dial tcp garbage: unparseable address: address refused by guard"},
+		{"not the guard", errors.New("connection refused"), ""},
+		{"no error", nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := RefusalReason(tt.err)
+			if ok != (tt.want != "") || got != tt.want {
+				t.Errorf("RefusalReason(%v) = %q, %v; want %q", tt.err, got, ok, tt.want)
+			}
+		})
+	}
+}

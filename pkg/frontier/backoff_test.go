@@ -233,3 +233,42 @@ func TestDefer(t *testing.T) {
 		mustEqual(t, "no back-off", hostInfo(t, f, "h").BackOffs, 0)
 	})
 }
+
+// A deferral with a Wait (a worker's back-off after a capture it could
+// not record) keeps the host waiting the longer of Wait and its politeness
+// delay, even when the host was not contacted; the URI comes back
+// uncharged and nothing is kept as the host's back-off.
+func TestDeferWait(t *testing.T) {
+	tests := []struct {
+		name       string
+		wait       time.Duration
+		notFetched bool
+		want       time.Duration // from the completion to the next claim
+	}{
+		{"politeness only", 0, false, 500 * time.Millisecond},
+		{"wait longer than politeness", 2 * time.Second, false, 2 * time.Second},
+		{"wait shorter than politeness", 100 * time.Millisecond, false, 500 * time.Millisecond},
+		{"wait without contact", 2 * time.Second, true, 2 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			forBackends(t, func(t *testing.T, rdb *redis.Client) {
+				ck := newClock()
+				f := newTestFrontier(t, rdb, ck, Options{})
+				pol := testPolicy()
+				pol.Politeness.DelayFactor, pol.Politeness.MaxDelayMs = 5, 10000
+				admit(t, f, cand("h", "/a", "", true), cand("h", "/b", "", true))
+				c := claim(t, f, 1)[0]
+				d := Decision{Retry: true, Defer: true, Status: StatusDeferred, Attempts: 1, Wait: tt.wait}
+				if _, err := f.Complete(context.Background(), []Outcome{{Claim: c, Status: StatusDeferred, Duration: 100 * time.Millisecond,
+					NotFetched: tt.notFetched, Policy: pol, Decision: &d}}); err != nil {
+					t.Fatal(err)
+				}
+				c = claimAt(t, f, ck, ck.now().Add(tt.want))
+				mustEqual(t, "deferred URI first", c.Launch.URL, "http://h/a")
+				mustEqual(t, "uncharged", c.Retries, 0)
+				mustEqual(t, "no back-off", hostInfo(t, f, "h").BackOffs, 0)
+			})
+		})
+	}
+}

@@ -279,6 +279,7 @@ func outcomeArgs(o Outcome, release bool, now time.Time) []any {
 	if o.NotFetched {
 		delay, cdCap = 0, 0
 	}
+	delay = max(delay, d.Wait)
 	retry := time.Duration(o.Policy.Frontier.RetryDelaySeconds) * time.Second
 	return []any{o.Claim.lease, kind, d.Status, max(o.Bytes, 0), delay.Milliseconds(), cd, cdCap.Milliseconds(),
 		retry.Milliseconds(), max(1, o.Policy.Frontier.ParallelQueues), backOffArg(d, pol)}

@@ -107,6 +107,11 @@ type Decision struct {
 	// Retry-After, capped; 0 means the frontier's exponential back-off.
 	Throttle   int
 	RetryAfter time.Duration
+	// Wait, when positive, is the least time the host waits before its
+	// next fetch, however short its politeness delay: a worker's back-off
+	// after a capture it could not record. Unlike Throttle it is not the
+	// server's doing, so nothing of it is kept as the host's back-off.
+	Wait time.Duration
 }
 
 // Annotation is Heritrix's "Nt" annotation (N fetch attempts), or "" for

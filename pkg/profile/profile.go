@@ -65,7 +65,9 @@ type Politeness struct {
 	// BackOffBaseMs doubling with each back-off in a row (with jitter) up to
 	// BackOffMaxMs. A host answering anything else, or quiet for a day (or
 	// BackOffMaxMs if longer) after its last back-off, starts again from
-	// BackOffBaseMs.
+	// BackOffBaseMs. A URI whose capture the worker could not record
+	// (a failed WARC write) waits the same doubling back-off, counted by
+	// the worker's write failures in a row (services/worker/writeguard.go).
 	MaxRetryAfterSeconds int64 `yaml:"maxRetryAfterSeconds"`
 	BackOffBaseMs        int64 `yaml:"backOffBaseMs"`
 	BackOffMaxMs         int64 `yaml:"backOffMaxMs"`

@@ -97,10 +97,12 @@ func (s *stringList) Set(v string) error {
 // RegisterFlags registers the standalone flags with their defaults.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data", DefaultDataDir, "data directory: broker, Redis, WARCs, logs, CDX")
-	fs.Var((*stringList)(&c.Seeds), "seed", "seed URL to crawl (repeatable, or comma-separated)")
+	fs.Var((*stringList)(&c.Seeds), "seed", "seed URL to crawl (repeatable, or comma-separated); loopback, private and link-local addresses are refused "+
+		"unless the profile sets fetch.allowPrivateAddresses: true (or --set fetch.allowPrivateAddresses=true)")
 	fs.Var((*stringList)(&c.Feeds), "feed", "W3ACT crawl feed (file, directory or URL) whose active targets are launched (repeatable)")
 	fs.BoolVar(&c.Relaunch, "relaunch", false, "launch the seeds as a new launch: crawl them and all they reach again (default: continue the crawl in --data)")
-	fs.BoolVar(&c.UntilIdle, "until-idle", false, "exit once nothing is queued or in flight, after writing the summary; URIs waiting for a retry (retryDelaySeconds) are waited for")
+	fs.BoolVar(&c.UntilIdle, "until-idle", false, "exit once nothing is queued or in flight, after writing the summary; URIs waiting for a retry (retryDelaySeconds) are waited for. "+
+		"Exit status 3: the run archived nothing because every seed or feed line was refused (address guard) or rejected")
 	fs.BoolVar(&c.UntilIdleIgnoreRetries, "until-idle-ignore-retries", false, "with --until-idle, also exit when every URI left waits for a retry (they stay queued for a later run)")
 	fs.StringVar(&c.Kafka, "kafka", "", "external Kafka brokers (comma-separated); empty runs the embedded broker")
 	fs.StringVar(&c.Redis, "redis", "", "external Redis address; empty runs an embedded Redis")

@@ -202,6 +202,10 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Not ready while the worker claims nothing for a full disk or
+	// failing writes.
+	adm.AddReadyCheck("disk", w.DiskReady)
+	adm.AddReadyCheck("writes", w.WritesReady)
 	if err := recoverFrontier(ctx, cfg, cl, w, wcfg, d.Profile, log); err != nil {
 		return nil, err
 	}

@@ -44,6 +44,8 @@ type Summary struct {
 	// AdaptiveSaved counts by launch id the fetches adaptive recrawl
 	// saved (frontier.recrawlAdaptive).
 	AdaptiveSaved map[string]int64
+	// What this run archived and the address guard refused (nothing.go).
+	refusalSummary
 }
 
 func summarise(ctx context.Context, cfg Config, wcfg worker.Config, ccfg cdxwriter.Config, w *worker.Worker, ix *cdxindex.Index, elapsed time.Duration, redisKind string) (*Summary, error) {
@@ -56,7 +58,8 @@ func summarise(ctx context.Context, cfg Config, wcfg worker.Config, ccfg cdxwrit
 		return nil, err
 	}
 	s := &Summary{URIs: t.URIs, Bytes: t.Bytes, ByStatus: t.ByStatus, WARCDir: wcfg.WARCDir(), Queued: st.Queued, InFlight: st.InFlight,
-		CDXPath: ccfg.IndexDir(), Elapsed: elapsed, RedisKind: redisKind, AdaptiveSaved: t.AdaptiveSaved}
+		CDXPath: ccfg.IndexDir(), Elapsed: elapsed, RedisKind: redisKind, AdaptiveSaved: t.AdaptiveSaved,
+		refusalSummary: refusalsOf(cfg, w)}
 	s.WARCFiles, _ = filepath.Glob(filepath.Join(wcfg.WARCDir(), "*.warc.gz"))
 	sort.Strings(s.WARCFiles)
 	s.CDXLines, _ = ix.Count(ccfg.Collection())
@@ -111,6 +114,7 @@ func (s *Summary) Print(w io.Writer) {
 	if s.ReportsDir != "" {
 		fmt.Fprintf(w, "  reports:       %s (crawl.log under logs/)\n", s.ReportsDir)
 	}
+	s.printHint(w)
 	if s.RedisKind == "miniredis" {
 		fmt.Fprintf(w, "  note: no redis-server installed; the in-process miniredis does not persist the frontier\n")
 	}

@@ -188,7 +188,7 @@ func (w *Worker) deleteQueued(ctx context.Context, sel frontier.Selector, c mess
 		if c.Command == messages.CommandTerminate {
 			out.notes = []string{control.AnnotationTerminate} // a host's or target's terminate
 		}
-		if !w.publish(ctx, cl.Launch, 0, out) {
+		if w.publish(ctx, cl.Launch, 0, out) != proceed {
 			if rerr := w.front.Release(context.WithoutCancel(ctx), []*frontier.Claim{cl}); rerr != nil {
 				w.log.Error("return undeleted URI; its lease will expire", "url", cl.Launch.URL, "err", rerr)
 			}

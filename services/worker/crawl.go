@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -88,35 +89,44 @@ func closeResp(r *fetch.Response) {
 
 // publish journals the admitted outlinks, then the crawled event: an event
 // is only ever published once the URIs it discovered are in the journal,
-// so a rebuild after a crash loses none of them.
-func (w *Worker) publish(ctx context.Context, l messages.Launch, thread int, out *outcome) bool {
+// so a rebuild after a crash loses none of them. It returns proceed once
+// the event is out, unrecorded when it could not be (the URI will be
+// crawled again), interrupted on shutdown; a URI published in full tells
+// the write guard that writes work.
+func (w *Worker) publish(ctx context.Context, l messages.Launch, thread int, out *outcome) step {
 	ev := w.event(l, thread, out)
 	b, err := messages.AppendCrawled(nil, ev)
 	if err != nil {
-		w.log.Error("encode crawled event", "url", l.URL, "err", err)
-		return false
+		return w.writeFailed(ctx, writePublish, l.URL, fmt.Errorf("encode crawled event: %w", err))
 	}
 	if len(out.inscope) > 0 {
 		if err := w.producer.ProduceSync(ctx, out.inscope...).FirstErr(); err != nil {
-			w.log.Error("publish inscope journal; the URI will be crawled again", "url", l.URL, "err", err)
-			return false
+			return w.writeFailed(ctx, writePublish, l.URL, fmt.Errorf("publish inscope journal: %w", err))
 		}
 	}
 	if out.loc != nil {
 		// A capture's line is written before its event is published: a
-		// capture whose event never is (a crash, the broker down) is
-		// crawled again, and each capture in the WARCs has its own line.
-		w.logCrawl(ev, out)
+		// capture whose event never is (a crash, the broker down, no
+		// line written) is crawled again, and each capture in the WARCs
+		// has its own line.
+		if err := w.logCrawl(ev, out); err != nil {
+			return w.writeFailed(ctx, writeCrawlLog, l.URL, err)
+		}
 	}
 	rec := &kgo.Record{Topic: w.cfg.CrawledTopic(), Key: []byte(eventKey(l.URL)), Value: b}
 	if err := w.producer.ProduceSync(ctx, rec).FirstErr(); err != nil {
-		w.log.Error("publish crawled event; the URI will be crawled again", "url", l.URL, "err", err)
-		return false
+		return w.writeFailed(ctx, writePublish, l.URL, fmt.Errorf("publish crawled event: %w", err))
 	}
 	if out.loc == nil {
-		w.logCrawl(ev, out) // nothing captured: one line per finished URI
+		// Nothing captured: one line per finished URI. The event is out,
+		// so the URI is finished; only its line is lost.
+		if err := w.logCrawl(ev, out); err != nil {
+			w.writes.fail(writeCrawlLog, l.URL, err)
+			return proceed
+		}
 	}
-	return true
+	w.writes.ok()
+	return proceed
 }
 
 // eventKey is the crawled event's partition key: the host key
@@ -131,9 +141,9 @@ func eventKey(url string) string {
 // logCrawl writes the crawl.log line of an event. The size column is
 // Heritrix's: an HTTP response's message body as received, otherwise the
 // bytes recorded (a dns: record), "-" when nothing was.
-func (w *Worker) logCrawl(ev messages.Crawled, out *outcome) {
+func (w *Worker) logCrawl(ev messages.Crawled, out *outcome) error {
 	if w.clog == nil {
-		return
+		return nil
 	}
 	e := crawllog.Entry{
 		Logged: crawllog.EventTime(ev), Status: ev.StatusCode, Size: out.size, URL: ev.URL, HopPath: ev.HopPath, Via: ev.Via,
@@ -151,8 +161,9 @@ func (w *Worker) logCrawl(ev messages.Crawled, out *outcome) {
 		e.Annotations = strings.Split(ev.Annotations, ",")
 	}
 	if err := w.clog.Write(e); err != nil {
-		w.log.Error("write crawl.log", "url", ev.URL, "err", err)
+		return fmt.Errorf("write crawl.log: %w", err)
 	}
+	return nil
 }
 
 // complete settles the claim with its politeness delay (through the

@@ -37,6 +37,8 @@ type crawlRun struct {
 	guarded  bool                   // keep the address guard on (by default tests fetch loopback)
 	idle     time.Duration          // the dispatcher's idle backoff; 0 = the default
 	launch   func(*messages.Launch) // changes each seed's launch message; nil = none
+	log      *slog.Logger           // the worker's logger; nil = discard
+	after    func(*Worker)          // looks at the worker once the frontier drained; nil = none
 }
 
 // crawl runs a worker as r says until its frontier drains, and returns
@@ -48,9 +50,12 @@ func (e *env) crawl(t *testing.T, r crawlRun) map[string][]messages.Crawled {
 	if r.dir == "" {
 		r.dir = t.TempDir()
 	}
+	if r.log == nil {
+		r.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 	w, err := New(Config{Crawl: "fc", Stream: "npld", ID: "w1", Threads: 4, DataDir: r.dir, Lease: time.Minute, ClamdAddr: r.clamd},
 		Deps{Profile: p, Kafka: e.kc, Redis: e.rdb, Resolver: r.resolver,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registerer: prometheus.NewRegistry(), Version: "t"})
+			Logger: r.log, Registerer: prometheus.NewRegistry(), Version: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,6 +97,9 @@ func (e *env) crawl(t *testing.T, r crawlRun) map[string][]messages.Crawled {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
+	}
+	if r.after != nil {
+		r.after(w)
 	}
 	out := map[string][]messages.Crawled{}
 	for _, r := range readTopic(t, e, "fc.crawled") {

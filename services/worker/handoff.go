@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -37,7 +38,8 @@ func (w *Worker) wantsRender(t *task) bool {
 // ends t with -5002. The renderer consumes that topic at least once, so a
 // render lost to a crash is redone; one that fails comes back on tocrawl
 // annotated renderFailed and is fetched plainly. A URI whose message could
-// not be published stays in the frontier (interrupted) and is tried again.
+// not be published stays in the frontier (deferred, writeguard.go) and is
+// tried again.
 func (w *Worker) handOff(ctx context.Context, t *task) step {
 	b, err := messages.AppendLaunch(nil, t.l)
 	if err != nil {
@@ -46,8 +48,7 @@ func (w *Worker) handOff(ctx context.Context, t *task) step {
 	}
 	rec := &kgo.Record{Topic: w.cfg.ToRenderTopic(), Key: []byte(eventKey(t.l.URL)), Value: b}
 	if err := w.producer.ProduceSync(ctx, rec).FirstErr(); err != nil {
-		w.log.Warn("hand-off to the renderer failed; the URI stays queued", "url", t.l.URL, "err", err)
-		return interrupted
+		return w.writeFailed(ctx, writePublish, t.l.URL, fmt.Errorf("hand-off to the renderer: %w", err))
 	}
 	w.metrics.handedOff.Inc()
 	t.finish(&outcome{status: statusHandedOff}, true)

@@ -105,6 +105,13 @@ func (w *Worker) dispatch(ctx context.Context, work chan<- *frontier.Claim) {
 			w.waitFor(ctx, w.disk.resumed, nil, time.Second)
 			continue
 		}
+		// While writes fail, only a probe is claimed (writeguard.go).
+		if lim, wait := w.writes.claimLimit(); lim == 0 {
+			w.waitFor(ctx, w.writes.resumed, nil, wait)
+			continue
+		} else if lim > 0 {
+			n = min(n, lim)
+		}
 		last = time.Now()
 		claims, wait, err := w.front.Claim(ctx, n, w.cfg.Lease)
 		w.metrics.front.ObserveClaim(time.Since(last))
@@ -174,13 +181,18 @@ func (w *Worker) nudge() {
 }
 
 // thread crawls claims from work. Claims still waiting when ctx ends go
-// back to the frontier uncrawled; a claim being crawled is finished under
+// back to the frontier uncrawled, as do those waiting while writes fail
+// (but a probe: writeguard.go); a claim being crawled is finished under
 // workCtx, which outlives ctx.
 func (w *Worker) thread(ctx, workCtx context.Context, work <-chan *frontier.Claim, id int) {
 	var unstarted []*frontier.Claim
 	for c := range work {
 		if ctx.Err() != nil {
 			unstarted = append(unstarted, c)
+			continue
+		}
+		if !w.writes.start() {
+			w.release(workCtx, c, "writes failing") // the host was not contacted
 			continue
 		}
 		w.crawl(workCtx, c, id)

@@ -31,8 +31,10 @@ type metrics struct {
 	// front times this worker's claims and counts the leases its reaper
 	// returned (the frontier's gauges are the collector's).
 	front *frontier.ClientMetrics
-	// disk is the free-space guard's (disk.go).
-	disk diskMetrics
+	// disk is the free-space guard's (disk.go), writes the write
+	// guard's (writeguard.go).
+	disk   diskMetrics
+	writes writeMetrics
 }
 
 func newMetrics(reg prometheus.Registerer, frontierName string) (*metrics, error) {
@@ -40,7 +42,7 @@ func newMetrics(reg prometheus.Registerer, frontierName string) (*metrics, error
 	if err != nil {
 		return nil, fmt.Errorf("worker metrics: %w", err)
 	}
-	m := &metrics{front: front, disk: newDiskMetrics(),
+	m := &metrics{front: front, disk: newDiskMetrics(), writes: newWriteMetrics(),
 		fetches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "trawler_worker_uris_finished_total", Help: "URIs finished, by status code.",
 		}, []string{"status"}),
@@ -82,7 +84,8 @@ func newMetrics(reg prometheus.Registerer, frontierName string) (*metrics, error
 		}),
 	}
 	for _, c := range []prometheus.Collector{m.fetches, m.bytes, m.fetchSeconds, m.candidates, m.launchesSkipped, m.warcErrors,
-		m.retries, m.outlinksReplayed, m.handedOff, m.disk.free, m.disk.size, m.disk.low, m.crossURLRevisits, m.adaptiveSaved} {
+		m.retries, m.outlinksReplayed, m.handedOff, m.disk.free, m.disk.size, m.disk.low, m.crossURLRevisits, m.adaptiveSaved,
+		m.writes.failing, m.writes.failures} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("worker metrics: %w", err)
 		}

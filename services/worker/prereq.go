@@ -5,6 +5,7 @@ import (
 	"crypto/sha1" //nolint:gosec // SHA-1 is what WARC and CDX digests use
 	"encoding/base32"
 	"errors"
+	"fmt"
 	"io"
 	"net/netip"
 	"net/url"
@@ -73,17 +74,17 @@ func (w *Worker) lookupHost(ctx context.Context, t *task) step {
 		}
 		w.failed.mark("dns:"+host, retryDelay(t))
 		dl := messages.ChildLaunch(t.l, "dns:"+host, "P", time.Now())
-		if !w.publish(ctx, dl, t.thread, &outcome{status: statusDNSFailed, mime: "unknown", start: time.Now(), notFetched: true}) {
-			return interrupted
+		if s := w.publish(ctx, dl, t.thread, &outcome{status: statusDNSFailed, mime: "unknown", start: time.Now(), notFetched: true}); s != proceed {
+			return s
 		}
 		return finished
 	}
 	if !fresh {
 		return proceed
 	}
-	if !w.recordDNS(ctx, t, host, ans) {
+	if s := w.recordDNS(ctx, t, host, ans); s != proceed {
 		w.dns.Unrecorded(host) // the URI's next attempt records it
-		return interrupted
+		return s
 	}
 	// The lookup went through the host's queue, as Heritrix's dns: URI
 	// does: t waits the politeness delay after it (from minDelayMs: the
@@ -108,12 +109,11 @@ func maxPoliteness(t *task) time.Duration {
 // WARC-IP-Address is the name server that answered, as Heritrix's FetchDNS
 // writes; with a static resolver (tests, demo) no server was asked and the
 // field is left out rather than filled with an address nobody queried.
-func (w *Worker) recordDNS(ctx context.Context, t *task, host string, ans *dns.Answer) bool {
+func (w *Worker) recordDNS(ctx context.Context, t *task, host string, ans *dns.Answer) step {
 	loc, err := w.warc.WriteDNS(ctx, host, ans.Fetched, ans.Server, ans.Record)
 	if err != nil {
-		w.log.Error("write dns record", "host", host, "err", err)
 		w.metrics.warcErrors.Inc()
-		return false
+		return w.writeFailed(ctx, writeWARC, "dns:"+host, fmt.Errorf("write dns record: %w", err))
 	}
 	n := int64(len(ans.Record))
 	out := &outcome{status: statusDNSOK, size: n, length: n, digest: sha1Digest(ans.Record), mime: "text/dns",
@@ -203,8 +203,8 @@ func (w *Worker) fetchRobots(ctx context.Context, t *task, origin string) (rules
 			}
 			return nil, nil, finished
 		}
-		if !w.publish(ctx, pt.l, t.thread, pt.out) {
-			return nil, nil, interrupted
+		if s := w.publish(ctx, pt.l, t.thread, pt.out); s != proceed {
+			return nil, nil, s
 		}
 		return nil, nil, finished
 	}
@@ -213,14 +213,17 @@ func (w *Worker) fetchRobots(ctx context.Context, t *task, origin string) (rules
 	if err != nil {
 		w.log.Debug("read robots.txt body; treating it as empty", "url", pt.l.URL, "err", err)
 	}
+	// Recorded first, cached after: rules cached for a robots.txt that
+	// could not be recorded would keep the next attempt from fetching
+	// (and archiving) it again.
+	if s := w.recordPrerequisite(ctx, pt, resp); s != finished {
+		return nil, nil, s
+	}
 	rules, err = w.robots.Put(ctx, origin, resp.StatusCode, body, resp.Start)
 	cached := err == nil
 	if err != nil {
 		w.log.Warn("robots cache write; the rules apply to this URI only", "origin", origin, "err", err)
 		rules = robots.Parse(resp.StatusCode, body)
-	}
-	if s := w.recordPrerequisite(ctx, pt, resp); s != finished {
-		return nil, nil, s
 	}
 	if cached {
 		pre = pt.out
@@ -271,7 +274,7 @@ func (w *Worker) formLogin(ctx context.Context, t *task) step {
 			return proceed
 		}
 		defer resp.Close()
-		if s := w.recordPrerequisite(ctx, pt, resp); s == interrupted {
+		if s := w.recordPrerequisite(ctx, pt, resp); s != finished {
 			return s
 		}
 		// Like robots.txt, the login went through the host's queue: t
@@ -291,11 +294,14 @@ func (w *Worker) prerequisite(t *task, target string) *task {
 // recordPrerequisite records a prerequisite's capture and publishes its
 // event; anything but finished means t cannot go on now.
 func (w *Worker) recordPrerequisite(ctx context.Context, pt *task, resp *fetch.Response) step {
-	if s := w.record(ctx, pt, resp); s != finished || pt.dec.Retry {
+	switch s := w.record(ctx, pt, resp); {
+	case s == unrecorded:
+		return s
+	case s != finished || pt.dec.Retry:
 		return interrupted
 	}
-	if !w.publish(ctx, pt.l, pt.thread, pt.out) {
-		return interrupted
+	if s := w.publish(ctx, pt.l, pt.thread, pt.out); s != proceed {
+		return s
 	}
 	return finished
 }

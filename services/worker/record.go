@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/url"
 	"strings"
@@ -32,7 +33,7 @@ const (
 // record scans the capture, extracts its links, writes it to WARC (the
 // viral WARCs when clamd found something) and admits its outlinks. It ends
 // finished (t.out complete, or t.dec a retry when the scan was held) or
-// interrupted when the capture could not be written.
+// unrecorded when the capture could not be written (writeguard.go).
 func (w *Worker) record(ctx context.Context, t *task, resp *fetch.Response) step {
 	var infected bool
 	s := proceed
@@ -62,11 +63,11 @@ func (w *Worker) record(ctx context.Context, t *task, resp *fetch.Response) step
 	var loc warcwriter.Location
 	stage(ctx, "warc", func(ctx context.Context) { loc, err = writer.WriteCapture(ctx, capt) })
 	if err != nil {
-		w.log.Error("write WARC records", "url", t.l.URL, "err", err)
 		w.metrics.warcErrors.Inc()
-		return interrupted
+		return w.writeFailed(ctx, writeWARC, t.l.URL, fmt.Errorf("write WARC records: %w", err))
 	}
 	t.out.loc = &loc
+	w.archived.Add(1)
 	if !infected {
 		stage(ctx, "dedup", func(ctx context.Context) { w.enterDigest(ctx, t, resp, rv, loc) })
 	}
@@ -178,11 +179,14 @@ func (w *Worker) scan(ctx context.Context, t *task, resp *fetch.Response) (infec
 	}
 	res, err := w.scanner.Scan(ctx, func() (io.ReadCloser, error) { return io.NopCloser(resp.Payload.NewReader()), nil })
 	if err != nil {
-		if ctx.Err() != nil || !errors.Is(err, clamav.ErrUnavailable) {
-			// Shutdown, or the spool could not be read: not clamd's fault,
-			// and the capture must not be written as scanned.
+		if ctx.Err() != nil {
 			w.log.Warn("virus scan interrupted; URI returned to the frontier", "url", t.l.URL, "err", err)
 			return false, interrupted
+		}
+		if !errors.Is(err, clamav.ErrUnavailable) {
+			// The spool could not be read: not clamd's fault, and the
+			// capture must not be written as scanned.
+			return false, w.writeFailed(ctx, writeSpool, t.l.URL, fmt.Errorf("virus scan: %w", err))
 		}
 		w.log.Warn("clamd unavailable", "url", t.l.URL, "err", err)
 		if t.eff.Profile.ClamAV.OnUnavailable == profile.ClamAVWriteUnscanned {
@@ -224,8 +228,7 @@ func (w *Worker) admitOutlinks(ctx context.Context, t *task, links []extract.Lin
 	w.chain.refresh(ctx, t.l.IsSeed || t.prereq)
 	recs, err := w.admit(ctx, children, false, t.c.Interrupted)
 	if err != nil {
-		w.log.Error("admit outlinks", "url", t.l.URL, "err", err)
-		return interrupted
+		return w.writeFailed(ctx, writeAdmit, t.l.URL, fmt.Errorf("admit outlinks: %w", err))
 	}
 	t.out.inscope = recs
 	return proceed

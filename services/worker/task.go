@@ -59,9 +59,13 @@ const (
 	proceed step = iota
 	// finished: t.out and t.dec say how the URI ends (or is retried).
 	finished
-	// interrupted by something other than the site (shutdown, local
-	// disk, broker): the URI goes back to the frontier uncharged.
+	// interrupted by shutdown: the URI goes back to the frontier
+	// uncharged, its host free at once.
 	interrupted
+	// unrecorded: the URI's capture, log line or events could not be
+	// recorded (local disk, broker): the URI is deferred uncharged and
+	// its host backs off (writeguard.go).
+	unrecorded
 )
 
 // stage runs f under a pprof label naming the stage, so a CPU profile of a
@@ -81,8 +85,12 @@ func (w *Worker) crawl(ctx context.Context, c *frontier.Claim, thread int) {
 		eff = w.chain.settings(t.l.URL)
 	}
 	t.scope, t.eff, t.pol = d, eff, w.chain.policy(eff)
-	if w.run(ctx, t) == interrupted {
+	switch w.run(ctx, t) {
+	case interrupted:
 		w.release(ctx, c, "interrupted")
+		return
+	case unrecorded:
+		w.deferUnrecorded(ctx, t)
 		return
 	}
 	if t.dec.Retry {
@@ -106,13 +114,16 @@ func (w *Worker) crawl(ctx context.Context, c *frontier.Claim, thread int) {
 	w.tails.Add(1)
 	go func() {
 		defer w.tails.Done()
-		ok := true
-		stage(ctx, "publish", func(ctx context.Context) { ok = w.publish(ctx, t.l, thread, t.out) })
-		if !ok {
-			w.release(ctx, c, "publish failed")
-			return
+		s := proceed
+		stage(ctx, "publish", func(ctx context.Context) { s = w.publish(ctx, t.l, thread, t.out) })
+		switch s {
+		case interrupted:
+			w.release(ctx, c, "publish interrupted")
+		case unrecorded:
+			w.deferUnrecorded(ctx, t)
+		default:
+			w.complete(ctx, t)
 		}
-		w.complete(ctx, t)
 	}()
 }
 
@@ -241,10 +252,17 @@ func (w *Worker) fetch(ctx context.Context, t *task) (*fetch.Response, step) {
 	if err != nil {
 		var fe *fetch.Error
 		if !errors.As(err, &fe) {
-			w.log.Warn("fetch interrupted; URI returned to the frontier", "url", t.l.URL, "err", err)
-			return nil, interrupted
+			if ctx.Err() != nil {
+				w.log.Warn("fetch interrupted; URI returned to the frontier", "url", t.l.URL, "err", err)
+				return nil, interrupted
+			}
+			// The fetcher's own failure (its spool, its proxy setting),
+			// perhaps after the host answered: as a failed write.
+			t.out = &outcome{status: frontier.StatusDeferred, mime: "unknown", start: t0, duration: time.Since(t0)}
+			return nil, w.writeFailed(ctx, writeSpool, t.l.URL, err)
 		}
 		w.log.Debug("fetch failed", "url", t.l.URL, "status", fe.Status, "err", err)
+		w.noteRefusal(t.l.URL, err)
 		t.final = !fe.Retriable
 		t.out = &outcome{status: fe.Status, mime: "unknown", start: t0, duration: time.Since(t0)}
 		return nil, proceed

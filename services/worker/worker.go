@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -77,8 +78,14 @@ type Worker struct {
 	// idleMin and idleMax bound the dispatcher's backoff when the frontier
 	// has nothing ready (tests stretch them to show what does not wait).
 	idleMin, idleMax time.Duration
-	// disk stops claims while free space is low (disk.go).
-	disk *diskGuard
+	// disk stops claims while free space is low (disk.go); writes while
+	// writes fail (writeguard.go).
+	disk   *diskGuard
+	writes *writeGuard
+	// refused remembers the hosts the address guard refused (refused.go);
+	// archived counts the captures written in this run.
+	refused  *refusals
+	archived atomic.Int64
 
 	started time.Time
 	limitMu sync.Mutex
@@ -185,6 +192,8 @@ func build(cfg Config, d Deps) (*Worker, error) {
 	}
 	w.outlinkPuts = &coalesce.Group[outlinkList, struct{}]{Run: w.putOutlinks, MaxBatch: maxLookupBatch}
 	w.disk = newDiskGuard(cfg.Disk, cfg.diskDirs(), m.disk, d.Logger)
+	w.writes = newWriteGuard(cfg.diskDirs(), m.writes, d.Logger)
+	w.refused = newRefusals()
 	return w, nil
 }
 
@@ -199,6 +208,11 @@ func NewFrontier(rdb redis.UniversalClient, cfg Config, p profile.Profile, log *
 	}
 	return f, nil
 }
+
+// Archived counts the captures (responses and revisits, of any status;
+// not dns: records) this worker has written to WARC since it was built:
+// the standalone tells a run that archived nothing by it.
+func (w *Worker) Archived() int64 { return w.archived.Load() }
 
 // Frontier exposes the worker's frontier, for idle detection.
 func (w *Worker) Frontier() *frontier.Frontier { return w.front }
