@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -195,35 +194,4 @@ func resolveProfile(name string) (profile.Profile, error) {
 		return profile.Profile{}, fmt.Errorf("profile %q: no such file and no shipped profile of that name", name)
 	}
 	return profile.Shipped(filepath.Base(name))
-}
-
-func newLogger(format, level string, w io.Writer) (*slog.Logger, error) {
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("log level %q: %w", level, err)
-	}
-	opts := &slog.HandlerOptions{Level: lv}
-	if format == "auto" {
-		format = "json"
-		if isTerminal(w) {
-			format = "text"
-		}
-	}
-	switch format {
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	}
-	return nil, fmt.Errorf("log format %q: want json, text or auto", format)
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
