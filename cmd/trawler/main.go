@@ -18,9 +18,6 @@ import (
 	"syscall"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 // command is one subcommand.
 type command struct {
 	summary string
@@ -65,7 +62,7 @@ func verbs() map[string][]string {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintf(w, "trawler %s: a streaming crawl cluster for web archives\n\nUsage: trawler <command> [flags]\n\nCommands:\n", version)
+	fmt.Fprintf(w, "trawler %s: a streaming crawl cluster for web archives\n\nUsage: trawler <command> [flags]\n\nCommands:\n", buildVersion())
 	cmds := commands()
 	names := make([]string, 0, len(cmds))
 	for n := range cmds {
@@ -125,6 +122,11 @@ func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	fmt.Fprintf(stdout, "trawler %s\n", version)
+	v, committed := resolveVersion(version, readBuildInfo())
+	if committed != "" {
+		fmt.Fprintf(stdout, "trawler %s (commit of %s)\n", v, committed)
+		return nil
+	}
+	fmt.Fprintf(stdout, "trawler %s\n", v)
 	return nil
 }
