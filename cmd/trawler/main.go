@@ -92,8 +92,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	cmd, ok := commands()[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "trawler: unknown command %q\n\n", args[0])
 		usage(stderr)
+		fmt.Fprintf(stderr, "\ntrawler: unknown command %q\n", args[0])
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -116,11 +116,8 @@ var errUsage = errors.New("usage")
 // runVersion prints the version; `trawler --version` is the same.
 func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("version", stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	v, committed := resolveVersion(version, readBuildInfo())
 	if committed != "" {
