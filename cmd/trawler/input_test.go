@@ -56,6 +56,8 @@ func TestInputErrors(t *testing.T) {
 		{"seed without a scheme", standalone("--seed", "www.example.org"), 1,
 			"trawler standalone: --seed \"www.example.org\": add a scheme: http://www.example.org/\n"},
 		{"feed missing", standalone("--feed", filepath.Join(dir, "none.jsonl")), 1, "none.jsonl: no such file or directory\n"},
+		{"launcher feed missing", []string{"launcher", "run", "--feed", filepath.Join(dir, "none.jsonl"), "--redis", "127.0.0.1:1"}, 1,
+			"trawler launcher: invalid configuration: --feed " + filepath.Join(dir, "none.jsonl") + ": no such file or directory\n"},
 		{"CDX port in use", standalone("--seed", "http://www.example.org/", "--cdx-addr", inUse.Addr().String()), 1,
 			"trawler standalone: --cdx-addr " + inUse.Addr().String() + ": the port is in use (another crawl on this machine?): " +
 				"give --cdx-addr another port, or --ports auto to have free ones chosen\n"},

@@ -39,7 +39,7 @@ func checkSeed(s string) error {
 		return fmt.Errorf("--seed %q: not a URL: %v", s, errors.Unwrap(err))
 	}
 	if sc := strings.ToLower(u.Scheme); sc != "http" && sc != "https" {
-		return fmt.Errorf("--seed %q: want an http:// or https:// URL, not %s:", s, u.Scheme)
+		return fmt.Errorf("--seed %q: want an http:// or https:// URL, not %s://", s, u.Scheme)
 	}
 	if u.Hostname() == "" {
 		return fmt.Errorf("--seed %q: no host name", s)

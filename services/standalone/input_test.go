@@ -56,7 +56,7 @@ func TestInputCheckedBeforeStart(t *testing.T) {
 		{"seed with a path and no scheme", func(c *Config) { c.Seeds = []string{"www.example.org/news/"} },
 			`add a scheme: http://www.example.org/news/`},
 		{"seed of another scheme", func(c *Config) { c.Seeds = []string{"ftp://ftp.example.org/"} },
-			`--seed "ftp://ftp.example.org/": want an http:// or https:// URL, not ftp:`},
+			`--seed "ftp://ftp.example.org/": want an http:// or https:// URL, not ftp://`},
 		{"seed without a host", func(c *Config) { c.Seeds = []string{"http:///path"} }, `--seed "http:///path": no host name`},
 		{"feed missing", func(c *Config) { c.Seeds, c.Feeds = nil, []string{filepath.Join(dir, "none.jsonl")} },
 			"none.jsonl: no such file or directory"},
