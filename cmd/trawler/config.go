@@ -1,11 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -83,14 +83,51 @@ func parse(fs *flag.FlagSet, args []string) error {
 		return fmt.Errorf("environment: %s", strings.Join(errs, "; "))
 	}
 	warnUnknownEnv(fs.Output(), fs, os.Environ())
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		// The flag package has already printed the error and usage.
-		return fmt.Errorf("%w: %v", errUsage, err)
+	return parseArgs(fs, args)
+}
+
+// parseArgs parses args with fs. Asked for help, it prints the usage and
+// returns flag.ErrHelp. On a bad flag it prints the error last, where it
+// is seen, with the nearest real flag for an unknown one and a pointer to
+// --help instead of the whole usage, and returns an errUsage error.
+func parseArgs(fs *flag.FlagSet, args []string) error {
+	out := fs.Output()
+	var buf bytes.Buffer
+	fs.SetOutput(&buf)
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		_, _ = out.Write(buf.Bytes())
+		return err
 	}
-	return nil
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		msg = fmt.Sprintf("unknown flag --%s", name)
+		if near := nearestFlag(fs, name); near != "" {
+			msg += fmt.Sprintf(" (did you mean --%s?)", near)
+		}
+	}
+	fmt.Fprintf(out, "trawler %s: %s\nRun 'trawler %s --help' for its flags.\n", fs.Name(), msg, fs.Name())
+	return fmt.Errorf("%w: %v", errUsage, err)
+}
+
+// nearestFlag returns the flag of fs whose name is nearest name, if it is
+// near enough to be a typo (at most a third of its letters differ).
+func nearestFlag(fs *flag.FlagSet, name string) string {
+	best, bestD := "", -1
+	fs.VisitAll(func(f *flag.Flag) {
+		d := editDistance(name, f.Name)
+		if bestD < 0 || d < bestD || (d == bestD && f.Name < best) {
+			best, bestD = f.Name, d
+		}
+	})
+	if bestD < 0 || bestD*3 > max(len(name), len(best)) {
+		return ""
+	}
+	return best
 }
 
 // warnUnknownEnv warns about each TRAWLER_* variable in environ that sets
@@ -195,35 +232,4 @@ func resolveProfile(name string) (profile.Profile, error) {
 		return profile.Profile{}, fmt.Errorf("profile %q: no such file and no shipped profile of that name", name)
 	}
 	return profile.Shipped(filepath.Base(name))
-}
-
-func newLogger(format, level string, w io.Writer) (*slog.Logger, error) {
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("log level %q: %w", level, err)
-	}
-	opts := &slog.HandlerOptions{Level: lv}
-	if format == "auto" {
-		format = "json"
-		if isTerminal(w) {
-			format = "text"
-		}
-	}
-	switch format {
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	}
-	return nil, fmt.Errorf("log format %q: want json, text or auto", format)
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -69,11 +69,8 @@ func parseCtl(fs *flag.FlagSet, globals, args []string) ([]string, error) {
 	}
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, fmt.Errorf("%w: %v", errUsage, err)
+		if err := parseArgs(fs, args); err != nil {
+			return nil, err
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -91,11 +88,8 @@ func runCtl(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(fs.Output(), "%s\n\nFlags (also accepted after COMMAND; every command takes --help):\n", ctlUsage)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {

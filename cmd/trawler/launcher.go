@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -73,7 +76,7 @@ func launcherRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		when = t
 	}
-	if err := errorsJoin(lc.Validate(), kc.Validate(), rc.Validate()); err != nil {
+	if err := errorsJoin(lc.Validate(), kc.Validate(), rc.Validate(), checkLocalFeeds(lc.Feeds)); err != nil {
 		return err
 	}
 	log, err := newLogger(lf.format, lf.level, stderr)
@@ -140,7 +143,7 @@ func launcherServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if err := errorsJoin(lc.Validate(), kc.Validate(), rc.Validate()); err != nil {
+	if err := errorsJoin(lc.Validate(), kc.Validate(), rc.Validate(), checkLocalFeeds(lc.Feeds)); err != nil {
 		return err
 	}
 	env, err := setup(c, stderr, "launcher")
@@ -219,6 +222,9 @@ func launcherExport(ctx context.Context, args []string, stderr io.Writer) error 
 	if err := ec.Validate(); err != nil {
 		return err
 	}
+	if err := checkLocalFeeds(ec.Feeds); err != nil {
+		return err
+	}
 	log, err := newLogger(lf.format, lf.level, stderr)
 	if err != nil {
 		return err
@@ -236,4 +242,22 @@ func printLineErrors(w io.Writer, errs []launcher.LineError, total int) {
 	if n := total - len(errs); n > 0 {
 		fmt.Fprintf(w, "  and %d more bad lines\n", n)
 	}
+}
+
+// checkLocalFeeds fails on a --feed file or directory that is not there,
+// before the launcher connects to anything (a URL is fetched by the run).
+func checkLocalFeeds(feeds []string) error {
+	var errs []string
+	for _, f := range feeds {
+		if strings.HasPrefix(f, "http://") || strings.HasPrefix(f, "https://") {
+			continue
+		}
+		if _, err := os.Stat(f); err != nil {
+			errs = append(errs, fmt.Sprintf("--feed %s: %v", f, errors.Unwrap(err)))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(errs, "; "))
 }

@@ -81,7 +81,7 @@ func TestLauncherBadInput(t *testing.T) {
 		{"bulk without input", nil, []string{"launcher", "bulk"}, 1, "no input given (--input)"},
 		{"export without files", nil, []string{"launcher", "export", "--feed", feed}, 1, "nothing to export"},
 		{"serve all-active", nil, []string{"launcher", "serve", "--dry-run", "--all-active", "--feed", feed, "--admin-addr", "127.0.0.1:0"}, 1, "hourly rule only"},
-		{"undefined flag", nil, []string{"launcher", "run", "--feeds", feed}, 2, "flag provided but not defined: -feeds"},
+		{"undefined flag", nil, []string{"launcher", "run", "--feeds", feed}, 2, "unknown flag --feeds (did you mean --feed?)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -18,9 +18,6 @@ import (
 	"syscall"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 // command is one subcommand.
 type command struct {
 	summary string
@@ -65,7 +62,7 @@ func verbs() map[string][]string {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintf(w, "trawler %s: a streaming crawl cluster for web archives\n\nUsage: trawler <command> [flags]\n\nCommands:\n", version)
+	fmt.Fprintf(w, "trawler %s: a streaming crawl cluster for web archives\n\nUsage: trawler <command> [flags]\n\nCommands:\n", buildVersion())
 	cmds := commands()
 	names := make([]string, 0, len(cmds))
 	for n := range cmds {
@@ -95,8 +92,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	cmd, ok := commands()[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "trawler: unknown command %q\n\n", args[0])
 		usage(stderr)
+		fmt.Fprintf(stderr, "\ntrawler: unknown command %q\n", args[0])
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -122,12 +119,14 @@ var errUsage = errors.New("usage")
 // runVersion prints the version; `trawler --version` is the same.
 func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("version", stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
-	fmt.Fprintf(stdout, "trawler %s\n", version)
+	v, committed := resolveVersion(version, readBuildInfo())
+	if committed != "" {
+		fmt.Fprintf(stdout, "trawler %s (commit of %s)\n", v, committed)
+		return nil
+	}
+	fmt.Fprintf(stdout, "trawler %s\n", v)
 	return nil
 }

@@ -127,7 +127,7 @@ func TestProfileCheckErrors(t *testing.T) {
 		name, body string
 		want       []string
 	}{
-		{"unknown key", "politeness:\n  minDelay: 3\n", []string{"line 2: field minDelay not found"}},
+		{"unknown key", "politeness:\n  minDelay: 3\n", []string{"line 2: politeness.minDelay: no such setting (did you mean politeness.minDelayMs?)"}},
 		{"range errors get the key's line", "crawl:\n  name: x\npoliteness:\n  minDelayMs: 5000\n  maxDelayMs: 10\nfrontier:\n  seenFilter: nope\n",
 			[]string{"line 3: politeness: need 0 <= minDelayMs (5000) <= maxDelayMs (10)", `line 7: frontier.seenFilter: "nope" is not`}},
 		{"unknown sheet key", "sheets:\n  definitions:\n    mine:\n      politeness.minDelay: 5\n",
@@ -164,7 +164,7 @@ func TestProfileCheckUsage(t *testing.T) {
 		{[]string{"profile", "lint", good}, 1, `unknown verb "lint"`},
 		{[]string{"profile", "check"}, 2, "usage: trawler profile check"},
 		{[]string{"profile", "check", good, "extra"}, 2, "usage: trawler profile check"},
-		{[]string{"profile", "check", "--bogus", good}, 2, "flag provided but not defined"},
+		{[]string{"profile", "check", "--bogus", good}, 2, "unknown flag --bogus"},
 		{[]string{"profile", "check", good, "--url", "ftp://example.org/"}, 1, "want an http or https URL"},
 		{[]string{"profile", "check", "no/such/file.yaml"}, 1, "no such file and no shipped profile"},
 		{[]string{"profile", "check", "--help"}, 0, "-url"},

@@ -44,7 +44,7 @@ func runProvenance(ctx context.Context, args []string, stdout, stderr io.Writer)
 	kc := sf.kc
 	kc.ClientID = "trawler-provenance"
 	s, err := provenance.New(pc, provenance.Deps{Kafka: kc, Redis: rdb, Frontier: counter, Profile: env.profile,
-		Version: version, Logger: env.log, Registerer: env.reg})
+		Version: buildVersion(), Logger: env.log, Registerer: env.reg})
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ func runRenderer(ctx context.Context, args []string, _, stderr io.Writer) error 
 	// The identity may be settled only by renderer.New (a leased slot).
 	kc.ClientID = "trawler-renderer-" + cmp.Or(rc.ID, rc.Crawl+"-"+rc.Stream)
 	r, err := renderer.New(rc, renderer.Deps{Profile: env.profile, Kafka: kc, Redis: rdb, Logger: env.log,
-		Registerer: env.reg, Version: version})
+		Registerer: env.reg, Version: buildVersion()})
 	if err != nil {
 		return err
 	}

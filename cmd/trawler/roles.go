@@ -72,7 +72,7 @@ func setup(c common, stderr io.Writer, role string) (*roleEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	log.Info("started", "version", version, "admin", adm.Addr())
+	log.Info("started", "version", buildVersion(), "admin", adm.Addr())
 	return &roleEnv{log: log, reg: reg, admin: adm, profile: p}, nil
 }
 
@@ -170,7 +170,7 @@ func runWorker(ctx context.Context, args []string, _, stderr io.Writer) error {
 	// client id names what is known now.
 	kc.ClientID = "trawler-worker-" + cmp.Or(wc.ID, wc.Name())
 	w, err := worker.New(wc, worker.Deps{Profile: env.profile, Kafka: kc, Redis: rdb, Logger: env.log,
-		Registerer: env.reg, Version: version})
+		Registerer: env.reg, Version: buildVersion()})
 	if err != nil {
 		return err
 	}
@@ -183,7 +183,7 @@ func runWorker(ctx context.Context, args []string, _, stderr io.Writer) error {
 		hist = explain.CDXAPI{URL: *cdxURL, Collection: wc.Crawl}
 	}
 	h, closeAPI, err := api.Build(ctx, api.Setup{Profile: env.profile, Redis: rdb, Frontier: w.Frontier(), Kafka: kc,
-		Crawl: wc.Crawl, Stream: wc.Stream, BaseDir: wc.DataDir, Version: version, History: hist,
+		Crawl: wc.Crawl, Stream: wc.Stream, BaseDir: wc.DataDir, Version: buildVersion(), History: hist,
 		LimitReached: w.LimitReached, Logger: env.log})
 	if err != nil {
 		return err

@@ -37,7 +37,7 @@ func standaloneRun(ctx context.Context, c common, sc standalone.Config, r fetch.
 	if err != nil {
 		return err
 	}
-	sum, err := standalone.Run(ctx, sc, standalone.Deps{Profile: p, Resolver: r, Logger: log, Registry: newRegistry(), Version: version})
+	sum, err := standalone.Run(ctx, sc, standalone.Deps{Profile: p, Resolver: r, Logger: log, Registry: newRegistry(), Version: buildVersion(), Out: stdout})
 	if sum != nil {
 		sum.Print(stdout)
 	}

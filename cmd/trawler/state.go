@@ -137,7 +137,7 @@ func (o *backupFlags) run(ctx context.Context, c common, stdout, stderr io.Write
 		return err
 	}
 	bo := statebackup.BackupOptions{Out: o.out, Redis: rdb, DrainTimeout: o.drain, CDXURL: o.cdx, CDXToken: token,
-		Version: version, Logger: log}
+		Version: buildVersion(), Logger: log}
 	for _, a := range masters {
 		bo.Masters = append(bo.Masters, rdbsync.Options{Addr: a, Username: o.redisUser, Password: o.rc.Password, Diskless: o.diskless})
 	}

@@ -146,7 +146,7 @@ func TestChartRenderer(t *testing.T) {
 	}
 
 	// The API without any token Secret is refused at render time.
-	_, err := c.Render("trawler", "crawl", withRenderer(map[string]any{"api": map[string]any{"enabled": true}}))
+	_, err := c.Render("trawler", "crawl", withRequired(withRenderer(map[string]any{"api": map[string]any{"enabled": true}})))
 	if err == nil || !strings.Contains(err.Error(), "renderer.api.enabled needs") {
 		t.Errorf("API without a Secret: error = %v", err)
 	}
@@ -170,8 +170,9 @@ func TestChartProvenance(t *testing.T) {
 		}
 	}
 	// Without the workers' shared claim there is nothing to read: refused.
-	if _, err := c.Render("trawler", "crawl", map[string]any{"provenance": map[string]any{"enabled": true}}); err == nil ||
-		!strings.Contains(err.Error(), "provenance.enabled needs worker.persistence.existingClaim") {
+	if _, err := c.Render("trawler", "crawl", withRequired(map[string]any{"provenance": map[string]any{"enabled": true},
+		"worker": map[string]any{"persistence": map[string]any{"emptyDir": true}}})); err == nil ||
+		!strings.Contains(err.Error(), "provenance.enabled needs the workers' shared claim, not worker.persistence.emptyDir") {
 		t.Errorf("provenance without a claim: error = %v", err)
 	}
 

@@ -69,11 +69,17 @@ func loadChart(t *testing.T, dir string) *Chart {
 	return c
 }
 
-// render renders the chart with overrides and applies CheckManifests,
-// failing on any broken rule.
+// withRequired is overrides over the values the chart cannot default:
+// worker.clamdAddr (it deploys no ClamAV; TestChartClamd).
+func withRequired(overrides map[string]any) map[string]any {
+	return mergeValues(map[string]any{"worker": map[string]any{"clamdAddr": "clamav:3310"}}, overrides)
+}
+
+// render renders the chart with overrides (over withRequired) and applies
+// CheckManifests, failing on any broken rule.
 func render(t *testing.T, c *Chart, overrides map[string]any) []Manifest {
 	t.Helper()
-	ms, err := c.Render("trawler", "crawl", overrides)
+	ms, err := c.Render("trawler", "crawl", withRequired(overrides))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +328,7 @@ func TestChartOverrides(t *testing.T) {
 
 // TestChartReleaseNames checks object names follow the release name.
 func TestChartReleaseNames(t *testing.T) {
-	ms, err := loadChart(t, chartDir).Render("ukwa", "crawl", withFeeds())
+	ms, err := loadChart(t, chartDir).Render("ukwa", "crawl", withRequired(withFeeds()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +355,7 @@ func TestBrokenChart(t *testing.T) {
 			"values.yaml: yaml: line"},
 		{"Chart.yaml unknown key", "Chart.yaml", "appVersion:", "appversion:",
 			"Chart.yaml: yaml: unmarshal errors"},
-		{"Chart.yaml version not SemVer", "Chart.yaml", "version: 0.2.0", "version: \"1.0\"",
+		{"Chart.yaml version not SemVer", "Chart.yaml", "version: 0.3.0", "version: \"1.0\"",
 			`needs apiVersion v2, a name and a SemVer version; have "v2", "trawler", "1.0"`},
 		{"unknown function", "templates/cdxwriter-service.yaml", "type: ClusterIP", "type: {{ camelcase \"clusterip\" }}",
 			`function "camelcase" not defined`},
@@ -374,7 +380,7 @@ func TestBrokenChart(t *testing.T) {
 			}
 			c, err := LoadChart(dir)
 			if err == nil {
-				_, err = c.Render("trawler", "crawl", nil)
+				_, err = c.Render("trawler", "crawl", withRequired(nil))
 			}
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Fatalf("error = %v, want it to contain %q", err, want)

@@ -53,7 +53,7 @@ adminToken: {existingSecret: trawler-admin, readOnlyKey: view}
 cdxwriter: {writesOpen: true}
 autoscaling: {enabled: true, prometheusAddress: "http://prometheus:9090"}
 renderer: {enabled: true, replicas: 2, shmSizeLimit: 1Gi, api: {enabled: true}}
-worker: {persistence: {existingClaim: warcs}}
+worker: {clamdAddr: "clamav:3310", persistence: {existingClaim: warcs}}
 provenance: {enabled: true, watched: /watched/watched.jsonl, extraArgs: ["--settle=2m"],
   extraVolumes: [{name: watched, configMap: {name: watched}}], extraVolumeMounts: [{name: watched, mountPath: /watched, readOnly: true}]}
 streams:
@@ -197,9 +197,16 @@ func TestRealHelmSchema(t *testing.T) {
 		}
 	}
 	// provenance without the workers' shared claim is refused.
-	out, err := runHelm(t, helm, "template", "trawler", chartDir, "--kube-version", "1.30.0", "--set", "provenance.enabled=true")
-	if err == nil || !strings.Contains(out, "provenance.enabled needs worker.persistence.existingClaim") {
+	out, err := runHelm(t, helm, "template", "trawler", chartDir, "--kube-version", "1.30.0", "--set", "worker.clamdAddr=clamav:3310",
+		"--set", "provenance.enabled=true", "--set", "worker.persistence.emptyDir=true")
+	if err == nil || !strings.Contains(out, "provenance.enabled needs the workers' shared claim") {
 		t.Errorf("helm template with provenance and no claim: err %v\n%s", err, out)
+	}
+	// The chart deploys no ClamAV, so it must be told where one is (or
+	// that there is none): the defaults alone fail, saying so.
+	out, err = runHelm(t, helm, "template", "trawler", chartDir, "--kube-version", "1.30.0")
+	if err == nil || !strings.Contains(out, "worker.clamdAddr is required") {
+		t.Errorf("helm template without worker.clamdAddr: err %v\n%s", err, out)
 	}
 }
 

@@ -120,7 +120,7 @@ func TestBrokenManifests(t *testing.T) {
 	c := loadChart(t, chartDir)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ms, err := c.Render("trawler", "crawl", withCronLauncher(nil))
+			ms, err := c.Render("trawler", "crawl", withRequired(withCronLauncher(nil)))
 			if err != nil {
 				t.Fatal(err)
 			}

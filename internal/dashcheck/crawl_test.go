@@ -43,6 +43,13 @@ func (t target) labels() map[string]string {
 	return map[string]string{"job": t.job, "instance": t.instance, "crawl": t.crawl, "stream": t.stream}
 }
 
+// crawlKind is what a checked crawl meets besides ordinary pages.
+type crawlKind struct {
+	name    string
+	hostile bool // the synthetic web's misbehaving host (pkg/testweb)
+	poison  bool // an undecodable launch, dead-lettered
+}
+
 // scrape is the exposition text of one target at one point of the crawl.
 type scrape struct {
 	target target
@@ -62,12 +69,20 @@ type scrape struct {
 // to a deadline) until the roles export them all, since some appear only
 // once something happened (the cdxwriter's lag gauge after the group's
 // first commit and the next poll).
-func crawlScrapes(t *testing.T, steps int, needed []string) []scrape {
+//
+// kind says what the crawl meets: with hostile, the synthetic web's
+// misbehaving host; with poison, an undecodable launch the worker
+// dead-letters after the first scrape.
+//
+// Besides the scrapes it returns the counters of needed that neither the
+// first scrape of the standalone nor the launcher before its first run
+// export: counters a dashboard or alert reads must exist from the start.
+func crawlScrapes(t *testing.T, steps int, needed []string, kind crawlKind) ([]scrape, []string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 
-	site, err := testweb.Generate(testweb.Config{Seed: 3, Hosts: 4, PagesPerHost: 40, Hostile: true})
+	site, err := testweb.Generate(testweb.Config{Seed: 3, Hosts: 4, PagesPerHost: 40, Hostile: kind.hostile})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,8 +132,9 @@ func crawlScrapes(t *testing.T, steps int, needed []string) []scrape {
 	launcherT := target{"trawler-launcher", "launcher:9100", "fc", "npld"}
 
 	var out []scrape
+	var absentAtStart []string
 	last, lastAt := -1.0, time.Now()
-	launcherText := ""
+	launcherText := get(t, ctx, lsrv.URL) // before its first run
 	for step := range steps {
 		// Each scrape waits for progress, so counters move between
 		// scrapes and rate() has something to say; a crawl that has
@@ -139,6 +155,9 @@ func crawlScrapes(t *testing.T, steps int, needed []string) []scrape {
 			t.Logf("step %d: still missing after the deadline: %v", step, missing(needed, text, launcherText))
 		}
 		if step == 0 {
+			absentAtStart = missing(counters(needed), text, launcherText)
+		}
+		if step == 0 && kind.poison {
 			poison(t, ctx, kafkaAddr)
 		}
 		for _, w := range workers {
@@ -147,6 +166,18 @@ func crawlScrapes(t *testing.T, steps int, needed []string) []scrape {
 		runLauncher(ctx, time.Date(2026, 1, 5, 9+step, 0, 0, 0, time.UTC))
 		launcherText = get(t, ctx, lsrv.URL)
 		out = append(out, scrape{target: launcherT, step: step, text: launcherText})
+	}
+	return out, absentAtStart
+}
+
+// counters are the names of counters among names (by the _total suffix
+// of the exposition format).
+func counters(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if strings.HasSuffix(n, "_total") {
+			out = append(out, n)
+		}
 	}
 	return out
 }

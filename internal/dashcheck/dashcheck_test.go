@@ -29,6 +29,15 @@ var bindings = []struct {
 	{"npld worker", binding{"crawl": "fc", "stream": "npld", "instance": "worker-npld-0:9100"}},
 }
 
+// crawlKinds are the crawls every query is checked against: a healthy
+// one (ordinary pages only, nothing dead-lettered), where every series a
+// panel or alert reads must exist already, at zero if nothing happened;
+// and one that met bad input (hostile endpoints, a dead-lettered launch).
+var crawlKinds = []crawlKind{
+	{name: "healthy"},
+	{name: "bad input", hostile: true, poison: true},
+}
+
 // TestDashboardsAndAlertsAgainstACrawl is the check the package exists
 // for; see the package comment.
 func TestDashboardsAndAlertsAgainstACrawl(t *testing.T) {
@@ -37,8 +46,47 @@ func TestDashboardsAndAlertsAgainstACrawl(t *testing.T) {
 	}
 	qs := dashboardQueries(t, filepath.Join(repoRoot, dashboardDir))
 	qs = append(qs, ruleQueries(t, filepath.Join(repoRoot, alertsFile))...)
+	for _, kind := range crawlKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			scrapes, absentAtStart := crawlScrapes(t, scrapeSteps, seriesNames(t, qs), kind)
+			if !kind.poison {
+				checkNoDLQ(t, scrapes)
+			}
+			for _, name := range absentAtStart {
+				t.Errorf("counter %s is read by a dashboard or alert but not exported from the start (create its series at zero)", name)
+			}
+			checkQueries(t, qs, scrapes)
+		})
+	}
+}
 
-	db, names := load(t, crawlScrapes(t, scrapeSteps, seriesNames(t, qs)))
+// checkNoDLQ fails unless the worker's scrapes export the dead-letter
+// counter and it stays at zero: the healthy crawl is one with no DLQ
+// records, whose panel must read 0, not "No data".
+func checkNoDLQ(t *testing.T, scrapes []scrape) {
+	t.Helper()
+	const dlq = "trawler_kafka_consumer_dlq_records_total"
+	checked := map[int]bool{} // the worker targets of a step share one scrape
+	for _, s := range scrapes {
+		if s.target.job != "trawler-worker" || checked[s.step] {
+			continue
+		}
+		checked[s.step] = true
+		if len(missing([]string{dlq}, s.text)) > 0 {
+			t.Errorf("step %d: %s has no series in a healthy crawl", s.step, dlq)
+		}
+		if n := sumMetric(s.text, dlq); n != 0 {
+			t.Errorf("step %d: %s = %v, want 0 (nothing was dead-lettered)", s.step, dlq, n)
+		}
+	}
+}
+
+// checkQueries checks every query against the scrapes: it parses, the
+// metrics it selects were scraped with the labels it matches on, and it
+// evaluates without error.
+func checkQueries(t *testing.T, qs []query, scrapes []scrape) {
+	t.Helper()
+	db, names := load(t, scrapes)
 	eng := promql.NewEngine(promql.EngineOpts{
 		MaxSamples: 50_000_000, Timeout: time.Minute, LookbackDelta: 5 * time.Minute,
 		// Grafana's range queries are aligned to the step; the same here.

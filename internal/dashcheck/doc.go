@@ -7,5 +7,9 @@
 // /metrics, and checks every panel and rule expression with Prometheus's
 // own PromQL parser and engine: each parses, each metric it names was
 // scraped, and each evaluates over the scraped samples without error. It
-// is the reason the package exists; there is no non-test code.
+// does so for a healthy crawl (nothing dead-lettered, no hostile hosts),
+// where every counter a panel or alert reads must be exported from the
+// first scrape, at zero when nothing happened, and for a crawl that met
+// bad input. It is the reason the package exists; there is no non-test
+// code.
 package dashcheck

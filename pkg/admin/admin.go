@@ -40,6 +40,13 @@ func Listen(addr string, gatherer prometheus.Gatherer, logger *slog.Logger) (*Se
 	if err != nil {
 		return nil, fmt.Errorf("admin listen %s: %w", addr, err)
 	}
+	return Serve(ln, gatherer, logger), nil
+}
+
+// Serve is Listen on a listener already bound (standalone binds every
+// listener before it starts anything, so a taken port fails at once). The
+// server owns ln from then on.
+func Serve(ln net.Listener, gatherer prometheus.Gatherer, logger *slog.Logger) *Server {
 	mux := http.NewServeMux()
 	s := &Server{ln: ln, mux: mux, logger: logger, checks: map[string]ReadyFunc{}, done: make(chan struct{})}
 	mux.Handle("/metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
@@ -54,7 +61,7 @@ func Listen(addr string, gatherer prometheus.Gatherer, logger *slog.Logger) (*Se
 			logger.Error("admin server stopped", "err", err)
 		}
 	}()
-	return s, nil
+	return s
 }
 
 // Addr is the bound address.

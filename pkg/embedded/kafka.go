@@ -22,6 +22,11 @@ type KafkaOptions struct {
 	// Empty picks a free port on 127.0.0.1. Clients see exactly this address
 	// in metadata, so it must be one they can dial.
 	Addr string
+	// Listener, when set, is a loopback listener already bound (standalone
+	// binds every listener before it starts anything, so a taken port
+	// fails at once); the broker serves on it and Addr is ignored. The
+	// broker owns it.
+	Listener net.Listener
 	// DefaultPartitions is used for topics created with -1 partitions (or
 	// auto-created). Zero keeps kfake's default of 10.
 	DefaultPartitions int
@@ -56,10 +61,15 @@ func StartKafka(ctx context.Context, o KafkaOptions) (*Kafka, error) {
 		return nil, fmt.Errorf("start embedded kafka: %w", err)
 	}
 	logger := discardLogger(o.Logger).With("component", "embedded-kafka")
-	addr, err := loopbackAddr(o.Addr, "127.0.0.1:0")
+	want := o.Addr
+	if o.Listener != nil {
+		want = o.Listener.Addr().String()
+	}
+	addr, err := loopbackAddr(want, "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("start embedded kafka: %w", err)
 	}
+	given := o.Listener
 	if o.DefaultPartitions < 0 {
 		return nil, fmt.Errorf("start embedded kafka: default partitions %d must not be negative", o.DefaultPartitions)
 	}
@@ -70,6 +80,10 @@ func StartKafka(ctx context.Context, o KafkaOptions) (*Kafka, error) {
 		// kfake always asks for 127.0.0.1:<port>; we listen where the
 		// operator asked instead, which is also what metadata advertises.
 		kfake.ListenFn(func(network, _ string) (net.Listener, error) {
+			if ln := given; ln != nil {
+				given = nil
+				return ln, nil
+			}
 			return net.Listen(network, addr)
 		}),
 		kfake.WithLogger(kfakeLogger{l: logger, errs: k.errs}),

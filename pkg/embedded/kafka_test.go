@@ -219,6 +219,27 @@ func TestKafkaStartErrors(t *testing.T) {
 	startKafka(t, KafkaOptions{DataDir: corrupt})
 }
 
+// TestKafkaGivenListener: a listener bound before the start (standalone
+// binds its ports first) is the one the broker serves on and advertises.
+func TestKafkaGivenListener(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	k := startKafka(t, KafkaOptions{Listener: ln, Addr: "127.0.0.1:1"})
+	if got, want := k.Brokers(), []string{ln.Addr().String()}; !slices.Equal(got, want) {
+		t.Fatalf("Brokers() = %v, want %v", got, want)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cl := newClient(t, k)
+	defer cl.Close()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, -1, nil, "given"); err != nil {
+		t.Fatalf("create topic over the given listener: %v", err)
+	}
+}
+
 func TestKafkaPortInUse(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -103,7 +103,7 @@ func NewConsumer[T any](cfg Config, o ConsumerOptions[T]) (*Consumer[T], error) 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m, err := newConsumerMetrics(o.Registerer, o.Group)
+	m, err := newConsumerMetrics(o.Registerer, o.Group, o.Topics, o.DLQTopic != "")
 	if err != nil {
 		return nil, fmt.Errorf("kafka consumer %q metrics: %w", o.Group, err)
 	}

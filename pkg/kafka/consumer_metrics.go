@@ -19,8 +19,11 @@ type consumerMetrics struct {
 
 // newConsumerMetrics builds the metrics and registers them on reg (nil:
 // unregistered). Two consumers of the same group in one process share the
-// already-registered collectors.
-func newConsumerMetrics(reg prometheus.Registerer, group string) (*consumerMetrics, error) {
+// already-registered collectors. The per-topic counters of topics start
+// at zero (dead-lettered ones when there is a dead-letter topic, dropped
+// ones when there is none), so dashboards and alerts see a healthy
+// consumer's zero rather than no data.
+func newConsumerMetrics(reg prometheus.Registerer, group string, topics []string, dlq bool) (*consumerMetrics, error) {
 	labels := prometheus.Labels{"group": group}
 	m := &consumerMetrics{
 		consumed: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -59,7 +62,20 @@ func newConsumerMetrics(reg prometheus.Registerer, group string) (*consumerMetri
 	m.handleErrors = register(reg, m.handleErrors, &err)
 	m.commitErrors = register(reg, m.commitErrors, &err)
 	m.batchSeconds = register(reg, m.batchSeconds, &err)
+	m.initTopics(topics, dlq)
 	return m, err
+}
+
+// initTopics creates the per-topic series of topics at zero.
+func (m *consumerMetrics) initTopics(topics []string, dlq bool) {
+	for _, t := range topics {
+		m.consumed.WithLabelValues(t)
+		if dlq {
+			m.deadLettered.WithLabelValues(t)
+		} else {
+			m.dropped.WithLabelValues(t)
+		}
+	}
 }
 
 // register registers c, returning the collector already registered under

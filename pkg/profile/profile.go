@@ -167,12 +167,25 @@ func Load(path string) (Profile, error) {
 	return p, nil
 }
 
-// Decode reads YAML strictly over p, then validates the result.
+// Decode reads YAML strictly over p, then validates the result. A value
+// of the wrong type or an unknown key is an error naming the setting's
+// dotted key, after its line ("line 2: politeness.minDelayMs: \"ten\" is
+// not a whole number").
 func Decode(r io.Reader, p *Profile) error {
-	dec := yaml.NewDecoder(r)
+	src, err := io.ReadAll(r)
+	if err != nil {
+		return fmt.Errorf("read profile: %w", err)
+	}
+	return decode(src, p, true)
+}
+
+// decode is Decode of src; withLines puts the line of each type error
+// in front of its key.
+func decode(src []byte, p *Profile, withLines bool) error {
+	dec := yaml.NewDecoder(bytes.NewReader(src))
 	dec.KnownFields(true)
 	if err := dec.Decode(p); err != nil && !errors.Is(err, io.EOF) {
-		return err
+		return namedError(err, src, withLines)
 	}
 	return p.Validate()
 }
@@ -233,8 +246,9 @@ func (p Profile) YAML() string {
 
 // Set overrides one setting by its dotted key, e.g.
 // Set("politeness.minDelayMs", "100"). The value is read as a YAML scalar,
-// and the key must name an existing setting: an unknown key or a value of
-// the wrong type is an error naming the key. The result is validated.
+// and the key must name an existing setting: an unknown key (with the
+// nearest real one) or a value of the wrong type is an error naming the
+// key. The result is validated.
 func (p *Profile) Set(key, value string) error {
 	parts := strings.Split(key, ".")
 	for _, part := range parts {
@@ -261,7 +275,14 @@ func (p *Profile) Set(key, value string) error {
 		return fmt.Errorf("setting %s: %w", key, err)
 	}
 	next := *p
-	if err := Decode(bytes.NewReader(b), &next); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&next); err != nil {
+		// Named by the key given: the lines are those of a document
+		// made from it, which the operator never saw.
+		return namedError(err, b, false)
+	}
+	if err := next.Validate(); err != nil {
 		return fmt.Errorf("setting %s=%s: %w", key, value, err)
 	}
 	*p = next

@@ -15,8 +15,20 @@ func TestDecode(t *testing.T) {
 		{name: "empty keeps defaults", yaml: "", check: func(p Profile) bool { return p.Politeness.MinDelayMs == 3000 }},
 		{name: "override", yaml: "politeness:\n  minDelayMs: 10\n  maxDelayMs: 20\n",
 			check: func(p Profile) bool { return p.Politeness.MinDelayMs == 10 && p.Politeness.DelayFactor == 5 }},
-		{name: "unknown key", yaml: "politeness:\n  minDelay: 10\n", wantErr: "line 2: field minDelay not found"},
-		{name: "wrong type", yaml: "scope:\n  maxHops: many\n", wantErr: "line 2"},
+		{name: "unknown key", yaml: "politeness:\n  minDelay: 10\n",
+			wantErr: "line 2: politeness.minDelay: no such setting (did you mean politeness.minDelayMs?)"},
+		{name: "unknown key, case", yaml: "politeness:\n  minDelayMS: 10\n",
+			wantErr: "line 2: politeness.minDelayMS: no such setting (did you mean politeness.minDelayMs?)"},
+		{name: "unknown key, nothing near", yaml: "fetch:\n  colour: blue\n", wantErr: "line 2: fetch.colour: no such setting"},
+		{name: "unknown key in a list item", yaml: "credentials:\n  http:\n    - {domain: x, passwrd: y}\n",
+			wantErr: "line 3: credentials.http[0].passwrd: no such setting (did you mean credentials.http[0].password?)"},
+		{name: "wrong type", yaml: "scope:\n  maxHops: many\n", wantErr: `line 2: scope.maxHops: "many" is not a whole number`},
+		{name: "wrong type, long value", yaml: "politeness:\n  minDelayMs: ten thousand and one\n",
+			wantErr: `line 2: politeness.minDelayMs: "ten thousand and one" is not a whole number`},
+		{name: "wrong type, a list", yaml: "politeness:\n  maxDelayMs: [1]\n", wantErr: "line 2: politeness.maxDelayMs: want a whole number, got a list"},
+		{name: "wrong type, a float", yaml: "politeness:\n  delayFactor: fast\n", wantErr: `line 2: politeness.delayFactor: "fast" is not a number`},
+		{name: "wrong type, a bool", yaml: "fetch:\n  sendReferer: maybe\n", wantErr: `line 2: fetch.sendReferer: "maybe" is not true or false`},
+		{name: "a section given a value", yaml: "frontier: 3\n", wantErr: `line 1: frontier: "3" is not a mapping (a section)`},
 		{name: "bad relation", yaml: "politeness:\n  minDelayMs: 5000\n  maxDelayMs: 10\n", wantErr: "minDelayMs (5000) <= maxDelayMs (10)"},
 		{name: "bad prefix", yaml: "warc:\n  prefix: 'a b'\n", wantErr: "warc.prefix"},
 		{name: "not a map", yaml: "- 1\n", wantErr: "cannot unmarshal"},
@@ -84,8 +96,11 @@ func TestSet(t *testing.T) {
 		{key: "politeness.minDelayMs", value: "100", check: func(p Profile) bool { return p.Politeness.MinDelayMs == 100 }},
 		{key: "fetch.allowPrivateAddresses", value: "true", check: func(p Profile) bool { return p.Fetch.AllowPrivateAddresses }},
 		{key: "crawl.name", value: "dc2026", check: func(p Profile) bool { return p.Crawl.Name == "dc2026" }},
-		{key: "politeness.minDelay", value: "1", wantErr: "field minDelay not found"},
-		{key: "scope.maxHops", value: "lots", wantErr: "setting scope.maxHops=lots"},
+		// Named by the key given, with no line: the document is made
+		// from the key, and its lines would mislead.
+		{key: "politeness.minDelay", value: "1", wantErr: "politeness.minDelay: no such setting (did you mean politeness.minDelayMs?)"},
+		{key: "politeness.minDelayMS", value: "1", wantErr: "politeness.minDelayMS: no such setting (did you mean politeness.minDelayMs?)"},
+		{key: "scope.maxHops", value: "lots", wantErr: `scope.maxHops: "lots" is not a whole number`},
 		{key: "politeness..x", value: "1", wantErr: "empty key segment"},
 		{key: "politeness.minDelayMs", value: "999999", wantErr: "maxDelayMs"},
 	}
@@ -97,6 +112,9 @@ func TestSet(t *testing.T) {
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				if strings.Contains(err.Error(), "line ") {
+					t.Errorf("err = %v names a line of a document the operator never saw", err)
 				}
 				if !reflect.DeepEqual(p, before) {
 					t.Fatal("a failed Set changed the profile")

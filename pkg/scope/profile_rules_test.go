@@ -49,7 +49,7 @@ func TestProfileRuleErrors(t *testing.T) {
 		{"negative threshold", "scope:\n  maxTransHops: -1\n", "scope.maxTransHops: must be >= 0"},
 		{"hops below -1", "scope:\n  maxHops: -2\n", "scope.maxHops: must be >= 0, or -1"},
 		{"poll interval", "scope:\n  sourceCheckInterval: 0\n", "scope.sourceCheckInterval"},
-		{"unknown scope key", "scope:\n  maxHop: 3\n", "field maxHop not found"},
+		{"unknown scope key", "scope:\n  maxHop: 3\n", "line 2: scope.maxHop: no such setting (did you mean scope.maxHops?)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,11 +10,15 @@ import (
 )
 
 // listenAPI binds the OutbackCDX API address (so a taken port fails Run at
-// once) and returns the part that serves it until ctx ends.
+// once), or takes Deps.APIListener, and returns the part that serves it
+// until ctx ends.
 func (w *Writer) listenAPI(h http.Handler) (func(context.Context) error, error) {
-	ln, err := net.Listen("tcp", w.cfg.CDXAddr)
-	if err != nil {
-		return nil, fmt.Errorf("cdxwriter: listen for the CDX API on %s: %w", w.cfg.CDXAddr, err)
+	ln := w.d.APIListener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", w.cfg.CDXAddr); err != nil {
+			return nil, fmt.Errorf("cdxwriter: listen for the CDX API on %s: %w", w.cfg.CDXAddr, err)
+		}
 	}
 	w.apiAddr.Store(ln.Addr().String())
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}

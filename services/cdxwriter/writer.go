@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"github.com/trawler-crawl/trawler/internal/together"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -56,6 +57,10 @@ type Deps struct {
 	Index Index
 	// API is served on Config.CDXAddr when Index is given; nil: no API.
 	API http.Handler
+	// APIListener, when set, is where API is served instead of
+	// Config.CDXAddr: a listener the caller bound before starting
+	// anything else (standalone). Run owns it.
+	APIListener net.Listener
 	// ForwardClient sends forwarded lines; nil: cdxforward's default.
 	ForwardClient *http.Client
 	// LagInterval is how often consumer lag is polled; zero: 15s.
@@ -172,7 +177,7 @@ func (w *Writer) Run(ctx context.Context) error {
 	for range max(w.cfg.Consumers, 1) {
 		parts = append(parts, w.consume)
 	}
-	if api != nil && w.cfg.CDXAddr != "" {
+	if api != nil && (w.cfg.CDXAddr != "" || w.d.APIListener != nil) {
 		serve, err := w.listenAPI(api)
 		if err != nil {
 			return err

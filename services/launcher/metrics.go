@@ -46,6 +46,17 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "trawler_launcher_last_launched_hour_timestamp_seconds", Help: "The hour the last successful run launched (Unix time).",
 		}),
 	}
+	// The labelled counters start at zero for every label value, so a
+	// launcher that has not run yet, or never failed, exports them (its
+	// dashboard panels read 0, its "no series" alerts stay quiet). The
+	// gauges are set by a run: a zero timestamp would read as 1970.
+	for _, result := range []string{"ok", "error"} {
+		m.runs.WithLabelValues(result)
+	}
+	for _, reason := range []string{SkipNoSchedule, SkipEnded, SkipNotStarted, SkipFrequency, SkipNotDue,
+		SkipAlreadyLaunched, SkipNoKey, SkipInvalid} {
+		m.skipped.WithLabelValues(reason)
+	}
 	return m, register(reg, m.runs, m.targets, m.launches, m.skipped, m.badLines, m.runDuration, m.lastSuccess, m.lastLaunchHr)
 }
 

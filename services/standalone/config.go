@@ -8,6 +8,24 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"time"
+)
+
+// Default listen addresses, all on loopback.
+const (
+	DefaultAdminAddr   = "127.0.0.1:9100"
+	DefaultCDXAddr     = "127.0.0.1:8081"
+	DefaultKafkaListen = "127.0.0.1:9092"
+)
+
+// Values of Config.Ports.
+const (
+	// PortsFixed listens where the addresses say ("" means the same).
+	PortsFixed = "fixed"
+	// PortsAuto gives each listener left at its default address a free
+	// port on the same host, so that crawls on one machine do not clash;
+	// the run prints them at start and writes them to standalone.json.
+	PortsAuto = "auto"
 )
 
 // DefaultDataDir is --data's default, where `trawler ctl` looks for a
@@ -37,6 +55,8 @@ type Config struct {
 	// other clients can attach.
 	KafkaListen string
 	AdminAddr   string
+	// Ports is PortsFixed (also "") or PortsAuto.
+	Ports string
 	// AdminTokenFile holds the bearer token of the admin API (/api/v1/)
 	// and of the CDX API's writes; empty: one is generated into
 	// <data>/admin.token (AdminTokenFile), or reused from there.
@@ -107,13 +127,15 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Kafka, "kafka", "", "external Kafka brokers (comma-separated); empty runs the embedded broker")
 	fs.StringVar(&c.Redis, "redis", "", "external Redis address; empty runs an embedded Redis")
 	fs.StringVar(&c.RedisPassword, "redis-password", "", "password for the external Redis")
-	fs.StringVar(&c.KafkaListen, "kafka-listen", "127.0.0.1:9092", "loopback address of the embedded broker")
-	fs.StringVar(&c.CDXAddr, "cdx-addr", "127.0.0.1:8081", "OutbackCDX-compatible API of the crawl's CDX index (empty: not served)")
+	fs.StringVar(&c.KafkaListen, "kafka-listen", DefaultKafkaListen, "loopback address of the embedded broker")
+	fs.StringVar(&c.CDXAddr, "cdx-addr", DefaultCDXAddr, "OutbackCDX-compatible API of the crawl's CDX index (empty: not served)")
 	fs.StringVar(&c.CDXForwardURL, "cdx-forward-url", "", "external OutbackCDX base URL that also gets every CDX line, as <url>/<crawl> (empty: none)")
 	fs.StringVar(&c.CDXForwardTokenFile, "cdx-forward-token-file", "", "with --cdx-forward-url, file holding the bearer token sent with the lines, for an index that needs one (another Trawler's)")
 	fs.BoolVar(&c.CDXWritesOpen, "cdx-writes-open", false, "let the CDX API's writes (POST ingest, delete, checkpoint) through without a token, as OutbackCDX does (default: they need the admin token)")
 	fs.BoolVar(&c.CDXForwardFailures, "cdx-forward-failures", true, "with --cdx-forward-url, also forward failed fetches as failure-status-code/<status> lines, as UKWA's Heritrix did")
-	fs.StringVar(&c.AdminAddr, "admin-addr", "127.0.0.1:9100", "admin listener: /metrics, /healthz, /readyz")
+	fs.StringVar(&c.AdminAddr, "admin-addr", DefaultAdminAddr, "admin listener: /metrics, /healthz, /readyz")
+	fs.StringVar(&c.Ports, "ports", PortsFixed, "fixed: listen on --admin-addr, --cdx-addr and --kafka-listen; auto: each of them left at its default gets a free port "+
+		"(for a second crawl on this machine), printed at start and written to <data>/"+EndpointsFile)
 	fs.StringVar(&c.AdminTokenFile, "admin-token-file", "", "file holding the bearer token of the admin API (/api/v1/) and of CDX writes, re-read when it changes (empty: one is generated into <data>/"+AdminTokenFile+", mode 0600)")
 	fs.StringVar(&c.AdminReadOnlyTokenFile, "admin-readonly-token-file", "", "file holding a second admin API token that may only read (GET), for viewers (empty: none)")
 	fs.StringVar(&c.Crawl, "crawl", "fc", "crawl: fc or dc")
@@ -148,6 +170,22 @@ func (c Config) Validate() error {
 	}
 	if c.Partitions < 0 {
 		errs = append(errs, fmt.Errorf("partitions %d: must be >= 0", c.Partitions))
+	}
+	if c.Ports != "" && c.Ports != PortsFixed && c.Ports != PortsAuto {
+		errs = append(errs, fmt.Errorf("--ports %q: want %s or %s", c.Ports, PortsFixed, PortsAuto))
+	}
+	for _, a := range [][2]string{{"admin-addr", c.AdminAddr}, {"cdx-addr", c.CDXAddr}, {"kafka-listen", c.KafkaListen}} {
+		if a[1] != "" {
+			errs = append(errs, checkListenAddr(a[0], a[1]))
+		}
+	}
+	for _, s := range c.Seeds {
+		errs = append(errs, checkSeed(s))
+	}
+	if len(c.Feeds) > 0 {
+		if _, err := time.LoadLocation(c.TimeZone); err != nil || c.TimeZone == "" {
+			errs = append(errs, fmt.Errorf("--feed-time-zone %q: want an IANA time zone, e.g. Europe/London or UTC", c.TimeZone))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -42,6 +44,9 @@ type Deps struct {
 	Logger   *slog.Logger
 	Registry *prometheus.Registry
 	Version  string
+	// Out receives the lines saying where the run listens, printed at its
+	// start; nil: not printed.
+	Out io.Writer
 	// Clock stamps the launches (a relaunch waits for it to reach a new
 	// second, so it must advance); nil is the system clock.
 	Clock launcher.Clock
@@ -81,7 +86,10 @@ func lockDataDir(dir string) (func() error, error) {
 	return f.Close, nil
 }
 
-func startCluster(ctx context.Context, cfg Config, log *slog.Logger) (*cluster, error) {
+// startCluster locks the data directory and starts the embedded broker
+// (on kafkaLn, bound by bindListeners) and Redis, or connects to the
+// external ones.
+func startCluster(ctx context.Context, cfg Config, kafkaLn net.Listener, log *slog.Logger) (*cluster, error) {
 	c := &cluster{}
 	unlock, err := lockDataDir(cfg.DataDir)
 	if err != nil {
@@ -94,7 +102,7 @@ func startCluster(ctx context.Context, cfg Config, log *slog.Logger) (*cluster, 
 		var k *embedded.Kafka
 		pprof.Do(ctx, pprof.Labels("stage", "broker"), func(ctx context.Context) {
 			k, err = embedded.StartKafka(ctx, embedded.KafkaOptions{
-				DataDir: filepath.Join(cfg.DataDir, "kafka"), Addr: cfg.KafkaListen, Logger: log,
+				DataDir: filepath.Join(cfg.DataDir, "kafka"), Listener: kafkaLn, Logger: log,
 			})
 		})
 		if err != nil {
@@ -170,7 +178,28 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	if _, err := admin.OpenTokenFile(cfg.CDXForwardTokenFile, nil); err != nil {
 		return nil, fmt.Errorf("cdx-forward-token-file: %w", err)
 	}
-	cl, err := startCluster(ctx, cfg, log)
+	clock := d.Clock
+	if clock == nil {
+		clock = systemClock{}
+	}
+	// Everything the run was given is checked, and its ports bound,
+	// before the data directory, the broker or Redis exist (input.go).
+	if err := checkFeeds(ctx, cfg, clock.Now(), log); err != nil {
+		return nil, err
+	}
+	wcfg := worker.Config{Crawl: cfg.Crawl, Stream: cfg.Stream, ID: "standalone", Threads: cfg.Threads,
+		DataDir: cfg.DataDir, Lease: 5 * time.Minute, ClamdAddr: cfg.ClamdAddr,
+		Disk: worker.DiskConfig{MinFreeBytes: cfg.MinFreeDiskBytes}}
+	rcfg, err := rendererConfig(cfg, d.Profile, &wcfg, log)
+	if err != nil {
+		return nil, err
+	}
+	lns, err := bindListeners(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer lns.Close()
+	cl, err := startCluster(ctx, cfg, lns.kafka, log)
 	if err != nil {
 		return nil, err
 	}
@@ -183,20 +212,10 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	adm, err := admin.Listen(cfg.AdminAddr, d.Registry, log)
-	if err != nil {
-		return nil, err
-	}
+	adm := admin.Serve(lns.admin, d.Registry, log)
 	defer adm.Close()
 	adm.AddReadyCheck("redis", func(ctx context.Context) error { return cl.rdb.Ping(ctx).Err() })
 
-	wcfg := worker.Config{Crawl: cfg.Crawl, Stream: cfg.Stream, ID: "standalone", Threads: cfg.Threads,
-		DataDir: cfg.DataDir, Lease: 5 * time.Minute, ClamdAddr: cfg.ClamdAddr,
-		Disk: worker.DiskConfig{MinFreeBytes: cfg.MinFreeDiskBytes}}
-	rcfg, err := rendererConfig(cfg, d.Profile, &wcfg, log)
-	if err != nil {
-		return nil, err
-	}
 	w, err := worker.New(wcfg, worker.Deps{Profile: d.Profile, Kafka: cl.kafka, Redis: cl.rdb,
 		Resolver: d.Resolver, Logger: log.With("role", "worker"), Registerer: d.Registry, Version: d.Version})
 	if err != nil {
@@ -218,8 +237,8 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	}
 	defer ix.Close()
 	cdeps := cdxwriter.Deps{Kafka: cl.kafka, Redis: cl.rdb, Index: ix, Logger: log.With("role", "cdxwriter"), Registerer: d.Registry}
-	if cfg.CDXAddr != "" {
-		cdeps.API = ix.Handler(ccfg.APIOptions(tokens, cdeps.Logger))
+	if lns.cdx != nil {
+		cdeps.API, cdeps.APIListener = ix.Handler(ccfg.APIOptions(tokens, cdeps.Logger)), lns.cdx
 	}
 	apiHandler, closeAPI, err := api.Build(ctx, api.Setup{Profile: d.Profile, Redis: cl.rdb, Frontier: w.Frontier(),
 		Kafka: cl.kafka, Crawl: cfg.Crawl, Stream: cfg.Stream, BaseDir: cfg.DataDir, Version: d.Version,
@@ -288,10 +307,6 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 			errs <- err
 		}()
 	}
-	clock := d.Clock
-	if clock == nil {
-		clock = systemClock{}
-	}
 	launched, feedSum, err := launch(ctx, cfg, cl.kafka, wcfg, clock, log)
 	if err != nil {
 		stop()
@@ -299,16 +314,14 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 		return nil, err
 	}
 	log.Info("launched", "urls", launched)
-	cdxAddr := cw.APIAddr() // set once its Run listens: usually by now
-	if cdxAddr == "" && !strings.HasSuffix(cfg.CDXAddr, ":0") {
-		cdxAddr = cfg.CDXAddr
-	}
-	if remove, err := writeEndpoints(cfg.DataDir, Endpoints{PID: os.Getpid(), Redis: cl.redisAddr,
-		Kafka: cl.kafka.Brokers, Admin: adm.Addr(), CDX: cdxAddr, AdminTokenFile: tokenFile}); err != nil {
+	ends := Endpoints{PID: os.Getpid(), Redis: cl.redisAddr, Kafka: cl.kafka.Brokers, Admin: adm.Addr(), CDX: lns.cdxAddr(),
+		AdminTokenFile: tokenFile}
+	if remove, err := writeEndpoints(cfg.DataDir, ends); err != nil {
 		log.Warn("say where this standalone listens", "err", err)
 	} else {
 		defer remove()
 	}
+	printListeners(d.Out, cfg.DataDir, ends, cfg.Crawl)
 
 	endedBy, waitErr := waitEnd(runCtx, cl, w, wcfg, ccfg, rule, started, log)
 	provErr := endProvenance(ctx, pv, endedBy) // before stop: its consumer must catch up

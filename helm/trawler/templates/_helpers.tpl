@@ -178,3 +178,44 @@ re-read the files when the Secret changes.
       {{- end }}
 {{- end }}
 {{- end -}}
+
+{{/*
+The claim holding the workers' WARCs and crawl logs (shared with the
+renderers and the provenance role): worker.persistence.existingClaim, else
+the one the chart creates (warcs-pvc.yaml); "" with
+worker.persistence.emptyDir.
+*/}}
+{{- define "trawler.warcsClaim" -}}
+{{- if .Values.worker.persistence.existingClaim -}}
+{{- .Values.worker.persistence.existingClaim -}}
+{{- else if not .Values.worker.persistence.emptyDir -}}
+{{- include "trawler.base" . }}-warcs
+{{- end -}}
+{{- end -}}
+
+{{/* The data volume of workers and renderers: the WARCs claim, or an emptyDir. */}}
+{{- define "trawler.dataVolume" -}}
+{{- $claim := include "trawler.warcsClaim" . -}}
+- name: data
+{{- if $claim }}
+  persistentVolumeClaim:
+    claimName: {{ $claim }}
+{{- else }}
+  emptyDir:
+    sizeLimit: {{ .Values.worker.persistence.emptyDirSizeLimit }}
+{{- end }}
+{{- end -}}
+
+{{/*
+TRAWLER_CLAMD_ADDR of a role; called with (list $ ADDRESS), ADDRESS the
+role's own setting ("" for worker.clamdAddr). worker.clamdAddr is required:
+the chart deploys no ClamAV. "none": no variable, no scanning.
+*/}}
+{{- define "trawler.clamdEnv" -}}
+{{- $root := index . 0 -}}
+{{- $addr := index . 1 | default (required "worker.clamdAddr is required: the clamd (host:port) the workers stream every capture to, e.g. --set worker.clamdAddr=clamav.antivirus:3310; the chart does not deploy ClamAV (run the clamav/clamav image beside it: helm/trawler/README.md). worker.clamdAddr=none crawls without virus scanning" $root.Values.worker.clamdAddr) -}}
+{{- if ne $addr "none" }}
+- name: TRAWLER_CLAMD_ADDR
+  value: {{ $addr | quote }}
+{{- end }}
+{{- end -}}
