@@ -16,6 +16,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/trawler-crawl/trawler/services/standalone"
 )
 
 // command is one subcommand.
@@ -104,7 +106,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case errors.Is(err, errUsage):
 		return 2
-	case errors.As(err, new(nothingArchivedError)):
+	case errors.As(err, new(nothingArchivedError)), errors.Is(err, standalone.ErrFeedRejected):
 		fmt.Fprintf(stderr, "trawler %s: %v\n", args[0], err)
 		return exitNothingArchived
 	default:

@@ -38,9 +38,10 @@ func TestStandaloneNothingArchivedExitStatus(t *testing.T) {
 		{"seeds on loopback", seeds, exitNothingArchived,
 			[]string{"hint:", "every seed was refused by the address guard", "127.0.0.1 is loopback", "fetch.allowPrivateAddresses=true"},
 			[]string{"trawler standalone: nothing was archived: every seed was refused", "fetch.allowPrivateAddresses: true"}, 1},
+		// A local feed is read before anything starts: all of it bad ends
+		// the run there, with no summary, and the same status.
 		{"every feed line bad", []string{"--feed", feed}, exitNothingArchived,
-			[]string{"hint:", "every feed line was rejected (2 bad lines"},
-			[]string{"every feed line was rejected"}, 0},
+			nil, []string{"every feed line was rejected: no valid target in 2 bad lines", "bad.jsonl:1: invalid JSON"}, 0},
 		{"seeds on loopback allowed", append(seeds, "--set", "fetch.allowPrivateAddresses=true"), 0,
 			[]string{"200: 2"}, nil, 0},
 	}

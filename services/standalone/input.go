@@ -19,6 +19,11 @@ import (
 	"github.com/trawler-crawl/trawler/services/launcher"
 )
 
+// ErrFeedRejected ends a run before anything starts when every line of its
+// local feeds is bad: there is nothing to launch (the command exits 3, as
+// for a run that archived nothing because its input was refused).
+var ErrFeedRejected = errors.New("every feed line was rejected")
+
 // A standalone run checks what it was given before it starts anything
 // (the data directory, the broker, Redis): a seed, a feed or a port that
 // cannot work is an error naming the flag and the fix, and nothing has
@@ -89,8 +94,8 @@ func checkFeeds(ctx context.Context, cfg Config, now time.Time, log *slog.Logger
 		return fmt.Errorf("--feed: %w", err)
 	}
 	if sum.Targets == 0 {
-		return fmt.Errorf("--feed %s: no valid target in %d bad lines%s (the format: docs/feeds.md)",
-			strings.Join(local, ", "), sum.BadLines, firstErrors(sum.Errors, 3))
+		return fmt.Errorf("--feed %s: %w: no valid target in %d bad lines%s (the format: docs/feeds.md)",
+			strings.Join(local, ", "), ErrFeedRejected, sum.BadLines, firstErrors(sum.Errors, 3))
 	}
 	if sum.BadLines > 0 {
 		log.Warn("feed lines skipped as bad", "bad_lines", sum.BadLines, "first", firstErrors(sum.Errors, 3))

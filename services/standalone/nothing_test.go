@@ -2,10 +2,15 @@ package standalone
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trawler-crawl/trawler/pkg/testweb"
 	"github.com/trawler-crawl/trawler/services/launcher"
@@ -87,8 +92,6 @@ func TestStandaloneNothingArchived(t *testing.T) {
 	}{
 		{"seeds on loopback", Config{Seeds: srv.Seeds()},
 			[]string{"every seed was refused by the address guard", "is loopback", "fetch.allowPrivateAddresses=true"}},
-		{"every feed line bad", Config{Feeds: []string{feed}},
-			[]string{"every feed line was rejected"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,4 +108,18 @@ func TestStandaloneNothingArchived(t *testing.T) {
 			}
 		})
 	}
+	// A local feed of bad lines is refused before anything starts
+	// (input.go), with the error the command exits 3 on.
+	t.Run("every feed line bad", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "data")
+		_, err := Run(context.Background(), Config{Feeds: []string{feed}, DataDir: dir, Crawl: "fc", Stream: "npld", TimeZone: "UTC",
+			KafkaListen: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", Threads: 1, UntilIdle: true},
+			Deps{Profile: guarded, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
+		if !errors.Is(err, ErrFeedRejected) {
+			t.Fatalf("err = %v, want ErrFeedRejected", err)
+		}
+		if _, serr := os.Stat(dir); !os.IsNotExist(serr) {
+			t.Errorf("data directory created for a run refused at start: %v", serr)
+		}
+	})
 }

@@ -41,16 +41,16 @@ type Deps struct {
 
 // Worker runs ingest and the crawl loops.
 type Worker struct {
-	cfg    Config
-	prof   profile.Profile
-	log    *slog.Logger
-	rdb    redis.UniversalClient
-	kcfg   kafka.Config
-	front  *frontier.Frontier
-	batch  *frontier.Batcher
+	cfg   Config
+	prof  profile.Profile
+	log   *slog.Logger
+	rdb   redis.UniversalClient
+	kcfg  kafka.Config
+	front *frontier.Frontier
+	batch *frontier.Batcher
 	// tails are the URIs whose events are being published and whose
 	// claims completed after their thread moved on (task.go).
-	tails sync.WaitGroup
+	tails  sync.WaitGroup
 	chain  *chain
 	recent *recentdb.DB
 	// digests is the stream's digest index, for revisits across URLs.
