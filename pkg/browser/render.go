@@ -30,12 +30,9 @@ func (p *Pool) render(ctx context.Context, in *instance, pg Page) (res *Result, 
 	settleBy := deadline.Add(-reserve)
 
 	b := chromedp.FromContext(in.ctx).Browser
-	bc, err := cdp.Call(rctx, b, target.CreateBrowserContext, target.CreateBrowserContextParams{
-		ProxyServer:     pg.ProxyServer,
-		ProxyBypassList: bypassLoopback,
-	})
+	bcID, hung, err := p.createContext(rctx, b, in, pg)
 	if err != nil {
-		return nil, false, pageErr(rctx, nil, fmt.Errorf("creating browser context: %w", err))
+		return nil, hung, pageErr(rctx, nil, fmt.Errorf("creating browser context: %w", err))
 	}
 
 	tr := newTracker()
@@ -47,11 +44,11 @@ func (p *Pool) render(ctx context.Context, in *instance, pg Page) (res *Result, 
 	stop := context.AfterFunc(rctx, func() { pcancel(context.Cause(rctx)) })
 	tr.onCrash = func() { pcancel(errTabCrashed) }
 	tctx, tcancel := chromedp.NewContext(pctx,
-		chromedp.WithExistingBrowserContext(bc.BrowserContextID),
+		chromedp.WithExistingBrowserContext(bcID),
 		chromedp.WithListener(tr.on))
 	defer func() {
 		stop()
-		if !p.closeTab(tctx, tcancel, pcancel, b, bc.BrowserContextID, in) {
+		if !p.closeTab(tctx, tcancel, pcancel, b, bcID, in) {
 			hung = true
 		}
 	}()
@@ -66,6 +63,64 @@ func (p *Pool) render(ctx context.Context, in *instance, pg Page) (res *Result, 
 	res.Requests = tr.requestCount()
 	res.Finished = time.Now()
 	return res, false, nil
+}
+
+// createContext creates the browser context of a page, with the page's
+// proxy. Chromium creates it even when rctx ends while the call is on the
+// wire, and an abandoned answer would take the context's id with it: a
+// context that nothing disposes of, one more for every page whose budget
+// runs out at that moment. So the call does not hang off rctx but is
+// bounded by closeTimeout, and when rctx ends first the context is disposed
+// of once its id arrives. A browser that does not answer within
+// closeTimeout is stuck, as in closeTab: it is restarted (hung), whether
+// or not the caller still waits, so that the next page does not meet it.
+func (p *Pool) createContext(rctx context.Context, b *chromedp.Browser, in *instance, pg Page) (id cdp.BrowserContextID, hung bool, err error) {
+	if err := rctx.Err(); err != nil {
+		return "", false, err // nothing sent
+	}
+	type created struct {
+		id   cdp.BrowserContextID
+		hung bool
+		err  error
+	}
+	answer := make(chan created) // unbuffered: a send hands the context to a caller still waiting
+	// The caller's Render holds its place in running until the send or
+	// rctx's end, so adding here cannot race with Close's Wait; Close waits
+	// for the disposal too.
+	p.running.Add(1)
+	go func() {
+		defer p.running.Done()
+		cctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+		defer cancel()
+		res, err := cdp.Call(cctx, b, target.CreateBrowserContext, target.CreateBrowserContextParams{
+			ProxyServer:     pg.ProxyServer,
+			ProxyBypassList: bypassLoopback,
+		})
+		c := created{err: err}
+		switch {
+		case err == nil:
+			c.id = res.BrowserContextID
+		case cctx.Err() != nil && !in.dead():
+			// Not the page's budget running out: the browser's fault.
+			c.hung, c.err = true, fmt.Errorf("no answer within %s: the browser is stuck", closeTimeout)
+			p.restart(in, "browser did not create a context in time")
+		}
+		select {
+		case answer <- c:
+		case <-rctx.Done():
+			if c.err == nil {
+				dctx, dcancel := context.WithTimeout(context.Background(), closeTimeout)
+				defer dcancel()
+				_, _ = cdp.Call(dctx, b, target.DisposeBrowserContext, target.DisposeBrowserContextParams{BrowserContextID: c.id})
+			}
+		}
+	}()
+	select {
+	case c := <-answer:
+		return c.id, c.hung, c.err
+	case <-rctx.Done():
+		return "", false, rctx.Err()
+	}
 }
 
 // pageErr gives err the cause that matters to the caller: the page's budget,

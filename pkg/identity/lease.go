@@ -3,8 +3,10 @@
 // WARC names, its crawl.log and spool directories), so two live processes
 // must never hold the same one, or they would write, recover and rename
 // each other's files. An identity is held through a Redis lease (SET NX
-// PX) renewed every third of its time, deleted on a clean stop, and
-// reported lost when a renewal finds another holder.
+// PX) renewed every sixth of its time, deleted on a clean stop, and
+// reported lost when a renewal finds another holder, or when no renewal
+// has succeeded for five sixths of the lease time: the holder gives the
+// identity up while its lease still stands, before anyone can take it.
 //
 // A process takes either a named identity (Named: an explicit flag, a
 // StatefulSet ordinal), refused while a live process holds it, or the
@@ -45,9 +47,10 @@ const KindJanitor = "janitor"
 const Pattern = `^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`
 
 // ErrLost is the cause a process reports when its identity lease was taken
-// over (it expired while Redis was unreachable and another process took
-// it): the new holder may recover or write the same files, so writing on
-// is unsafe.
+// over, or could not be renewed in time (Redis unreachable, or the process
+// or Redis starved of CPU) and is about to expire: another process may
+// take it then and recover or write the same files, so writing on is
+// unsafe.
 var ErrLost = errors.New("identity lease lost")
 
 // The scripts change a lease only while it still holds our value, so a
@@ -105,6 +108,7 @@ func Try(ctx context.Context, rdb redis.UniversalClient, key, kind string, ttl t
 	}
 	l := &Lease{rdb: rdb, key: key, value: holderValue(kind), ttl: ttl, log: log,
 		lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	sent := time.Now() // Redis counts the lease time from later than this
 	ok, err := rdb.SetNX(ctx, key, l.value, ttl).Result()
 	if err != nil {
 		return nil, fmt.Errorf("lease %s: %w", key, err)
@@ -112,36 +116,86 @@ func Try(ctx context.Context, rdb redis.UniversalClient, key, kind string, ttl t
 	if !ok {
 		return nil, nil
 	}
-	go l.renew()
+	go l.renew(sent)
 	return l, nil
 }
 
-// renew extends the lease every third of its time. A renewal that finds
-// another value (or none) means the lease expired and may have been taken:
-// the holder is told through lost. Redis errors are retried; the lease is
-// only lost when Redis says so.
-func (l *Lease) renew() {
+// The renewal schedule, in parts of the lease time. The holder gives the
+// lease up (lost) once giveUpAfter has passed since the last renewal that
+// succeeded was sent: Redis counts the lease time from when it ran that
+// command, later still, so the rest of the lease is left for the holder to
+// stop before anyone can take the identity (Kubernetes' leader election
+// keeps its renew deadline short of the lease in the same way). Renewing
+// every sixth leaves four tries or more before then, and a holder stalled
+// (starved of CPU, or waiting on Redis) for up to two thirds of the lease
+// keeps it, as it did when only a renewal finding the lease gone told it
+// of a lapse. A try that gets no answer is given up after renewEvery and
+// sent again at once; one that fails at once is sent again after
+// retryPause.
+func (l *Lease) renewEvery() time.Duration  { return l.ttl / 6 }
+func (l *Lease) giveUpAfter() time.Duration { return l.ttl * 5 / 6 }
+func (l *Lease) retryPause() time.Duration  { return l.ttl / 24 }
+
+// renew extends the lease on the schedule above, from acquired (when the
+// SET that took it was sent). A renewal that finds another value (or none)
+// means the lease expired and may have been taken; renewals that all
+// failed (Redis errors, no answer) until the give-up point mean it may
+// expire soon. Either way the holder is told through lost, and renewal
+// ends.
+func (l *Lease) renew(acquired time.Time) {
 	defer close(l.done)
-	t := time.NewTicker(l.ttl / 3)
-	defer t.Stop()
+	every := l.renewEvery()
+	lastOK := acquired
+	next := time.NewTimer(every)
+	defer next.Stop()
 	for {
 		select {
 		case <-l.stop:
 			return
-		case <-t.C:
+		case <-next.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), l.ttl/3)
+		giveUp := lastOK.Add(l.giveUpAfter())
+		sent := time.Now()
+		if !sent.Before(giveUp) {
+			// Nothing ran here for that long: the process was starved.
+			l.giveUp(lastOK, nil)
+			return
+		}
+		// A late answer still counts from when the try was sent; one that
+		// comes after the give-up point is no use.
+		ctx, cancel := context.WithDeadline(context.Background(), minTime(sent.Add(every), giveUp))
 		n, err := renewScript.Run(ctx, l.rdb, []string{l.key}, l.value, l.ttl.Milliseconds()).Int()
 		cancel()
 		switch {
-		case err != nil:
-			l.log.Warn("renew identity lease", "key", l.key, "err", err)
-		case n == 0:
+		case err == nil && n == 0:
 			l.log.Error("identity lease lost: another process may hold it now", "key", l.key)
 			close(l.lost)
 			return
+		case err == nil:
+			lastOK = sent
+			next.Reset(time.Until(sent.Add(every)))
+		case !time.Now().Before(giveUp):
+			l.giveUp(lastOK, err)
+			return
+		default:
+			l.log.Warn("renew identity lease", "key", l.key, "err", err)
+			next.Reset(min(l.retryPause(), time.Until(giveUp)))
 		}
 	}
+}
+
+// giveUp reports the lease lost because it was not renewed in time.
+func (l *Lease) giveUp(lastOK time.Time, err error) {
+	l.log.Error("identity lease not renewed in time: giving the identity up before the lease can expire",
+		"key", l.key, "since_renewed", time.Since(lastOK).Round(time.Millisecond), "lease", l.ttl, "err", err)
+	close(l.lost)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // Release stops renewal and deletes the lease if it is still ours.

@@ -23,8 +23,9 @@ import (
 //
 // An identity whose lease is live is never touched: its owner is running.
 // A lease expires only when its owner has not renewed it for the whole
-// lease time, and an owner that finds its lease taken stops at once
-// (ErrLost).
+// lease time; an owner that could not renew it gives it up (ErrLost) a
+// sixth of the lease time before that, and one that finds it taken stops
+// at once.
 
 // RecoverFunc recovers dead identity id's open files while the janitor
 // holds id's lease, and returns how many files it closed. Files it could

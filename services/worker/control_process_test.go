@@ -391,7 +391,14 @@ func runProcessFleet(t *testing.T, shared bool) {
 	if shared {
 		dirs[1] = dirs[0]
 		ids = []string{"", "", ""}
-		lease = time.Second
+		// A live child keeps its slot only while its renewals get through
+		// (pkg/identity: it gives the slot up after five sixths of the
+		// lease without one). Three race-built workers, Redis and a broker
+		// on a loaded machine stall renewals for more than the two thirds
+		// of a second that a 1 s lease allowed: a live child's slot came
+		// free, and the killed child's restart took it. The kill below
+		// waits for the lease to run out: five seconds at most.
+		lease = 5 * time.Second
 	}
 	children := make([]*procChild, 3)
 	for i := range children {
@@ -473,7 +480,7 @@ func runProcessFleet(t *testing.T, shared bool) {
 	killedAt := time.Now()
 	if shared {
 		// A slot comes back once the dead process's lease expires.
-		poll("the killed worker's identity lease expiring", 15*time.Second, func() bool {
+		poll("the killed worker's identity lease expiring", lease+10*time.Second, func() bool {
 			n, err := rdb.Exists(ctx, identityKey("fc-npld", victim.id)).Result()
 			return err == nil && n == 0
 		})
@@ -481,6 +488,11 @@ func runProcessFleet(t *testing.T, shared bool) {
 	again := startProc(t, victim.spec) // the same spec: a named identity, or the lowest free slot
 	again.ready(t, 60*time.Second)
 	if again.id != victim.id {
+		// A lower slot was free: its live holder's lease lapsed (its
+		// stderr says so).
+		for _, c := range children {
+			t.Logf("child %s stderr:\n%s", c.id, c.stderr)
+		}
 		t.Fatalf("restart of %s took identity %s", victim.id, again.id)
 	}
 	waitRecovered(t, open, 30*time.Second)

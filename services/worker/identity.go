@@ -31,8 +31,10 @@ import (
 //     restarts (a restarted replica usually gets its old slot back, and its
 //     files with it).
 //
-// The lease (pkg/identity) is SET NX PX, renewed every third of its time
-// and deleted on a clean stop. A janitor (janitor.go) recovering a dead
+// The lease (pkg/identity) is SET NX PX, renewed every sixth of its time
+// and deleted on a clean stop; a worker that could not renew it for five
+// sixths of its time gives the identity up (ErrIdentityLost) before the
+// lease can expire and be taken. A janitor (janitor.go) recovering a dead
 // identity's files holds the same key, marked as a janitor's, so no worker
 // takes the identity while its files are being repaired.
 
@@ -53,9 +55,10 @@ var validIdentity = regexp.MustCompile(identity.Pattern)
 // ("trawler-worker-npld-2").
 var ordinalSuffix = regexp.MustCompile(`-(\d+)$`)
 
-// ErrIdentityLost ends a worker whose identity lease was taken over (it
-// expired while Redis was unreachable, and another process took it): the
-// new holder may recover or write the same files, so writing on is unsafe.
+// ErrIdentityLost ends a worker whose identity lease was taken over, or
+// could not be renewed in time and is about to expire (Redis unreachable,
+// or the worker starved of CPU): another process may take it then and
+// recover or write the same files, so writing on is unsafe.
 var ErrIdentityLost = errors.New("worker identity lease lost")
 
 // identityKey is the Redis key leasing identity id of the stream name.
