@@ -61,7 +61,7 @@ func TestInputCheckedBeforeStart(t *testing.T) {
 		{"feed missing", func(c *Config) { c.Seeds, c.Feeds = nil, []string{filepath.Join(dir, "none.jsonl")} },
 			"none.jsonl: no such file or directory"},
 		{"feed with no valid line", func(c *Config) { c.Seeds, c.Feeds = nil, []string{allBad} },
-			"bad.jsonl: no valid target in 2 bad lines: " + allBad + ":1: invalid JSON"},
+			"bad.jsonl: every feed line was rejected: no valid target in 2 bad lines: " + allBad + ":1: invalid JSON"},
 		{"feed directory without feeds", func(c *Config) { c.Seeds, c.Feeds = nil, []string{emptyDir} }, "no *.jsonl files"},
 		{"feed time zone", func(c *Config) { c.Feeds, c.TimeZone = []string{allBad}, "Mars/Olympus" }, `--feed-time-zone "Mars/Olympus": want an IANA time zone`},
 		{"ports value", func(c *Config) { c.Ports = "sometimes" }, `--ports "sometimes": want fixed or auto`},

@@ -106,25 +106,16 @@ func (w *Worker) crawl(ctx context.Context, c *frontier.Claim, thread int) {
 	t.out.notes = append(t.out.notes, t.notes...)
 	t.out.notes = append(t.out.notes, d.Annotations...)
 	t.out.scopeDecision = d.String()
-	// The thread goes on to its next URI while this one's journal and
-	// event wait for the broker's acknowledgement, and the frontier's
-	// completion after them: that wait is a round trip or two to Kafka,
-	// as long as the rest of a page's work, and spent idle. The claim is
-	// held (slot, lease, host busy) until completion, as before.
-	w.tails.Add(1)
-	go func() {
-		defer w.tails.Done()
-		s := proceed
-		stage(ctx, "publish", func(ctx context.Context) { s = w.publish(ctx, t.l, thread, t.out) })
-		switch s {
-		case interrupted:
-			w.release(ctx, c, "publish interrupted")
-		case unrecorded:
-			w.deferUnrecorded(ctx, t)
-		default:
-			w.complete(ctx, t)
-		}
-	}()
+	s := proceed
+	stage(ctx, "publish", func(ctx context.Context) { s = w.publish(ctx, t.l, thread, t.out) })
+	switch s {
+	case interrupted:
+		w.release(ctx, c, "publish interrupted")
+	case unrecorded:
+		w.deferUnrecorded(ctx, t)
+	default:
+		w.complete(ctx, t)
+	}
 }
 
 // run takes t through the chain until it is finished or interrupted.

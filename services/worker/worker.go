@@ -41,16 +41,13 @@ type Deps struct {
 
 // Worker runs ingest and the crawl loops.
 type Worker struct {
-	cfg   Config
-	prof  profile.Profile
-	log   *slog.Logger
-	rdb   redis.UniversalClient
-	kcfg  kafka.Config
-	front *frontier.Frontier
-	batch *frontier.Batcher
-	// tails are the URIs whose events are being published and whose
-	// claims completed after their thread moved on (task.go).
-	tails  sync.WaitGroup
+	cfg    Config
+	prof   profile.Profile
+	log    *slog.Logger
+	rdb    redis.UniversalClient
+	kcfg   kafka.Config
+	front  *frontier.Frontier
+	batch  *frontier.Batcher
 	chain  *chain
 	recent *recentdb.DB
 	// digests is the stream's digest index, for revisits across URLs.
@@ -295,7 +292,6 @@ func (w *Worker) Run(ctx context.Context) (err error) {
 	}
 	ingestErr := ingest.Run(ctx)
 	threads.Wait()
-	w.tails.Wait() // their crawl.log lines and events, before outputs close
 	w.fetchParts.close()
 	stopWork()
 	loops.Wait()
