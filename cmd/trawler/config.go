@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/trawler-crawl/trawler/internal/editdist"
 	"github.com/trawler-crawl/trawler/pkg/profile"
 	"github.com/trawler-crawl/trawler/profiles"
 )
@@ -119,7 +120,7 @@ func parseArgs(fs *flag.FlagSet, args []string) error {
 func nearestFlag(fs *flag.FlagSet, name string) string {
 	best, bestD := "", -1
 	fs.VisitAll(func(f *flag.Flag) {
-		d := editDistance(name, f.Name)
+		d := editdist.Distance(name, f.Name)
 		if bestD < 0 || d < bestD || (d == bestD && f.Name < best) {
 			best, bestD = f.Name, d
 		}
@@ -173,34 +174,12 @@ func imageEnv(name string) bool {
 func nearestEnv(name string, known map[string]bool) string {
 	best, bestD := "", -1
 	for k := range known {
-		d := editDistance(name, k)
+		d := editdist.Distance(name, k)
 		if bestD < 0 || d < bestD || (d == bestD && k < best) {
 			best, bestD = k, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes
-// (variable names are ASCII).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // loadProfile reads the profile named by --profile (a file, or the name

@@ -210,14 +210,3 @@ func TestUnknownEnvWarns(t *testing.T) {
 		t.Errorf("warned about a real variable:\n%s", errOut)
 	}
 }
-
-func TestEditDistance(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		d    int
-	}{{"", "", 0}, {"abc", "", 3}, {"kitten", "sitting", 3}, {"TRAWLER_CLAMD_ADR", "TRAWLER_CLAMD_ADDR", 1}} {
-		if got := editDistance(tc.a, tc.b); got != tc.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.d)
-		}
-	}
-}

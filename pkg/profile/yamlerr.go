@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/trawler-crawl/trawler/internal/editdist"
 )
 
 // yaml's type errors say where, not what: "line 2: cannot unmarshal
@@ -224,30 +226,9 @@ func nearestKey(section keyPath, name string) string {
 		if strings.EqualFold(tag, name) {
 			return tag
 		}
-		if d := editDistance(strings.ToLower(tag), strings.ToLower(name)); d < bestD {
+		if d := editdist.Distance(strings.ToLower(tag), strings.ToLower(name)); d < bestD {
 			best, bestD = tag, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
