@@ -65,7 +65,7 @@ func TestGeoScopedHostGetsItsDNSRecord(t *testing.T) {
 	waitEvents(t, e, func(evs []messages.Crawled) bool {
 		return count(evs, func(ev messages.Crawled) bool { return ev.URL == seed && ev.StatusCode == 200 }) == 1
 	})
-	waitDrained(t, w)
+	waitDrained(t, w, 0, "not drained before the deadline", "")
 	evs := crawledEvents(t, e)
 	var dnsEvents []messages.Crawled
 	for _, ev := range evs {

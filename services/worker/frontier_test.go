@@ -76,24 +76,7 @@ func (e *env) crawl(t *testing.T, r crawlRun) map[string][]messages.Crawled {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		tot, err := w.Totals(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := w.Frontier().Stats(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tot.URIs >= r.minURIs && st.Queued == 0 && st.InFlight == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not drained before the deadline: %+v, %d finished", st, tot.URIs)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition with a deadline
-	}
+	waitDrained(t, w, r.minURIs, "not drained before the deadline", "")
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
@@ -204,5 +187,30 @@ func TestLaunchIDReachesDeepURIs(t *testing.T) {
 	}
 	if deepest < 3 {
 		t.Fatalf("deepest URI %d hops from the seed: the crawl did not go deep enough to show inheritance", deepest)
+	}
+}
+
+// waitDrained polls, for up to a minute, until w has finished at least
+// minURIs URIs and its frontier has nothing queued or in flight; it fails
+// with what (and detail, such as the logs) past the deadline.
+func waitDrained(t *testing.T, w *Worker, minURIs int64, what, detail string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		tot, err := w.Totals(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := w.Frontier().Stats(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tot.URIs >= minURIs && st.Queued == 0 && st.InFlight == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %+v, %d finished\n%s", what, st, tot.URIs, detail)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition with a deadline
 	}
 }

@@ -88,7 +88,7 @@ func TestExclusionFileReloadStopsFetching(t *testing.T) {
 	waitEvents(t, e, func(evs []messages.Crawled) bool {
 		return count(evs, func(ev messages.Crawled) bool { return onHost(ev, blocked) && ev.StatusCode == -5000 }) >= 1
 	})
-	waitDrained(t, w)
+	waitDrained(t, w, 0, "not drained before the deadline", "")
 	evs := crawledEvents(t, e)
 	seenBlock := false
 	for _, ev := range evs {
@@ -138,24 +138,6 @@ func waitEvents(t *testing.T, e *env, ok func([]messages.Crawled) bool) {
 	for !ok(crawledEvents(t, e)) {
 		if time.Now().After(deadline) {
 			t.Fatal("condition on crawled events not met before the deadline")
-		}
-		time.Sleep(50 * time.Millisecond) // polling a condition with a deadline
-	}
-}
-
-func waitDrained(t *testing.T, w *Worker) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		st, err := w.Frontier().Stats(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Queued == 0 && st.InFlight == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not drained before the deadline: %+v", st)
 		}
 		time.Sleep(50 * time.Millisecond) // polling a condition with a deadline
 	}

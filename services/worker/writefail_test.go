@@ -175,24 +175,7 @@ func TestWriteFailureDoesNotHammer(t *testing.T) {
 	if err := os.Rename(warcs+".away", warcs); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		tot, err := w.Totals(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := w.Frontier().Stats(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tot.URIs >= 10 && st.Queued == 0 && st.InFlight == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not crawled after the WARC directory came back: %+v, %d finished\n%s", st, tot.URIs, logs)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition with a deadline
-	}
+	waitDrained(t, w, 10, "not crawled after the WARC directory came back", logs.String())
 	if code, body := get("/readyz"); code != http.StatusOK {
 		t.Errorf("/readyz after the directory came back: %d %q", code, body)
 	}
