@@ -22,6 +22,9 @@ command -v clamd >/dev/null 2>&1 || [ -x /usr/sbin/clamd ] || need+=(clamav-daem
 command -v node >/dev/null 2>&1 || need+=(nodejs)
 command -v npm >/dev/null 2>&1 || need+=(npm)
 command -v chromium >/dev/null 2>&1 || need+=(chromium fonts-dejavu-core)
+# ffmpeg makes the short MP4 and two-variant HLS stream that the stream
+# extraction and media tests crawl (internal/mediafixture).
+command -v ffmpeg >/dev/null 2>&1 || need+=(ffmpeg)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "missing test dependencies: ${need[*]} (install them: sudo apt-get install ${need[*]})" >&2

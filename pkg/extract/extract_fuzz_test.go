@@ -172,3 +172,31 @@ func bounded(t *testing.T, in []byte, f func()) {
 		t.Fatalf("still running after 10s on %d bytes: %q", len(in), in)
 	}
 }
+
+func FuzzStreams(f *testing.F) {
+	f.Add([]byte(hlsMaster))
+	f.Add([]byte(hlsMedia))
+	f.Add([]byte(`<MPD mediaPresentationDuration="PT8S"><Period><AdaptationSet><SegmentTemplate duration="2" media="$RepresentationID$/$Number%04d$.m4s" initialization="i.mp4"/><Representation id="a" bandwidth="1"/><Representation id="b" bandwidth="2"/></AdaptationSet></Period></MPD>`))
+	f.Add([]byte(`<MPD><Period><AdaptationSet><Representation id="r" bandwidth="5"><SegmentTemplate media="$Time$"><SegmentTimeline><S t="0" d="1" r="-1"/><S t="3" d="0" r="9"/></SegmentTimeline></SegmentTemplate></Representation></AdaptationSet></Period></MPD>`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		for _, v := range []string{VariantsExtremes, VariantsAll} {
+			o := StreamOptions{Options: fuzzOptions, Variants: v, MaxSegments: 20}
+			links, info, err := HLS(bytes.NewReader(in), docURL, o)
+			if err != nil && !errors.Is(err, ErrMalformed) {
+				t.Fatalf("HLS: %v (the only errors are ErrMalformed and a failed read)", err)
+			}
+			checkLinks(t, in, links, fuzzOptions)
+			if info.Segments > o.MaxSegments {
+				t.Fatalf("HLS listed %d segments, MaxSegments %d", info.Segments, o.MaxSegments)
+			}
+			links, info, err = DASH(bytes.NewReader(in), docURL, o)
+			if err != nil && !errors.Is(err, ErrMalformed) {
+				t.Fatalf("DASH: %v", err)
+			}
+			checkLinks(t, in, links, fuzzOptions)
+			if info.Chosen > info.Renditions {
+				t.Fatalf("DASH chose %d of %d", info.Chosen, info.Renditions)
+			}
+		}
+	})
+}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+
+	"github.com/trawler-crawl/trawler/pkg/extract"
 )
 
 // Robots policies (Heritrix robotsPolicyName values).
@@ -62,6 +64,34 @@ type Extract struct {
 	Javascript bool `yaml:"javascript"`
 	// Sitemaps follows robots.txt Sitemap: lines and sitemap XML.
 	Sitemaps bool `yaml:"sitemaps"`
+	// Streams bounds what HLS playlists and DASH manifests lead to.
+	Streams Streams `yaml:"streams"`
+}
+
+// Streams settings: which renditions of an adaptive stream (HLS, DASH)
+// become outlinks, and how many segments each. Heritrix has no such
+// extractor; UKWA captured streams with youtube-dl on the rendered page.
+type Streams struct {
+	// Variants is extremes (the highest and lowest bandwidth: replays on
+	// any connection for a fraction of the bytes), all, highest, lowest,
+	// or none (manifests are stored, not followed).
+	Variants string `yaml:"variants"`
+	// MaxSegments caps the segments taken from one media playlist or
+	// DASH representation (0..MaxStreamSegments).
+	MaxSegments int `yaml:"maxSegments"`
+}
+
+// MaxStreamSegments bounds Streams.MaxSegments: a day of 6 s segments.
+const MaxStreamSegments = 14400
+
+func (s Streams) validate() error {
+	if !extract.ValidVariants(s.Variants) {
+		return fmt.Errorf("extract.streams.variants: %q is not one of extremes, all, highest, lowest, none", s.Variants)
+	}
+	if s.MaxSegments < 0 || s.MaxSegments > MaxStreamSegments {
+		return fmt.Errorf("extract.streams.maxSegments: %d not in 0..%d (0: %d)", s.MaxSegments, MaxStreamSegments, extract.DefaultMaxSegments)
+	}
+	return nil
 }
 
 // Render settings: hand-off of pages to the browser renderer.

@@ -17,6 +17,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/trawler-crawl/trawler/pkg/extract"
 	"github.com/trawler-crawl/trawler/profiles"
 )
 
@@ -145,7 +146,7 @@ func Default() Profile {
 		Robots:      Robots{Policy: RobotsObey, ValidityDurationSeconds: 86400},
 		DNS:         DNS{IPValidityDurationSeconds: 21600},
 		Preselector: Preselector{RecheckScope: true},
-		Extract:     Extract{Javascript: true, Sitemaps: true},
+		Extract:     Extract{Javascript: true, Sitemaps: true, Streams: Streams{Variants: extract.VariantsExtremes, MaxSegments: extract.DefaultMaxSegments}},
 		Scope:       defaultScope(),
 		WARC:        WARC{Prefix: "TRAWLER", MaxFileSizeBytes: 1 << 30, CompressionLevel: 6, Version: WARCVersion10},
 		Dedup:       defaultDedup(),
@@ -216,7 +217,7 @@ func (p Profile) Validate() error {
 	errs = append(errs, p.Frontier.validate(), p.Quotas.validate(), p.Limits.validate(),
 		p.Robots.validate(), p.DNS.validate(), p.Scope.validate(), p.Sheets.validate(),
 		p.ClamAV.validate(), p.Credentials.validate(), validateProxy(p.Fetch.Proxy), p.WARC.validateVersion(),
-		p.Render.validate(), validateAllowAddresses(p.Fetch.AllowAddresses), p.Dedup.validate())
+		p.Render.validate(), p.Extract.Streams.validate(), validateAllowAddresses(p.Fetch.AllowAddresses), p.Dedup.validate())
 	if p.WARC.Prefix == "" || strings.ContainsAny(p.WARC.Prefix, "/ ") {
 		errs = append(errs, fmt.Errorf("warc.prefix: %q must be non-empty without spaces or slashes", p.WARC.Prefix))
 	}

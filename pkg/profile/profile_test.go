@@ -44,6 +44,18 @@ func TestDecode(t *testing.T) {
 			check: func(p Profile) bool { return p.Fetch.SendReferer && !p.Fetch.AcceptCompression }},
 		{name: "fetch header settings", yaml: "fetch:\n  sendReferer: false\n  acceptCompression: true\n",
 			check: func(p Profile) bool { return !p.Fetch.SendReferer && p.Fetch.AcceptCompression }},
+		{name: "stream defaults", yaml: "",
+			check: func(p Profile) bool {
+				return p.Extract.Streams.Variants == "extremes" && p.Extract.Streams.MaxSegments == 2000
+			}},
+		{name: "stream settings", yaml: "extract:\n  streams:\n    variants: all\n    maxSegments: 10\n",
+			check: func(p Profile) bool {
+				return p.Extract.Streams.Variants == "all" && p.Extract.Streams.MaxSegments == 10
+			}},
+		{name: "stream variants unknown", yaml: "extract:\n  streams:\n    variants: best\n",
+			wantErr: `extract.streams.variants: "best" is not one of extremes, all, highest, lowest, none`},
+		{name: "stream segments bounded", yaml: "extract:\n  streams:\n    maxSegments: 100000\n",
+			wantErr: "extract.streams.maxSegments: 100000 not in 0..14400"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

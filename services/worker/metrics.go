@@ -28,6 +28,9 @@ type metrics struct {
 	// have fetched.
 	crossURLRevisits prometheus.Counter
 	adaptiveSaved    prometheus.Counter
+	// streamManifests and streamSegments count HLS and DASH manifests
+	// read and the media segments they listed, by kind.
+	streamManifests, streamSegments *prometheus.CounterVec
 	// front times this worker's claims and counts the leases its reaper
 	// returned (the frontier's gauges are the collector's).
 	front *frontier.ClientMetrics
@@ -82,8 +85,18 @@ func newMetrics(reg prometheus.Registerer, frontierName string) (*metrics, error
 			Name: "trawler_worker_adaptive_recrawl_saved_total",
 			Help: "Admission decisions that held a URI back because its adaptive recrawl interval had not run out, though a launch or the recrawl interval would have fetched it (a URI found on several pages counts each time).",
 		}),
+		streamManifests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "trawler_worker_stream_manifests_total", Help: "HLS playlists and DASH manifests read for links, by kind (hls, dash).",
+		}, []string{"kind"}),
+		streamSegments: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "trawler_worker_stream_segments_total", Help: "Media segments listed by the chosen renditions of HLS and DASH manifests, by kind.",
+		}, []string{"kind"}),
 	}
-	for _, c := range []prometheus.Collector{m.fetches, m.bytes, m.fetchSeconds, m.candidates, m.launchesSkipped, m.warcErrors,
+	for _, k := range []string{"hls", "dash"} {
+		m.streamManifests.WithLabelValues(k)
+		m.streamSegments.WithLabelValues(k)
+	}
+	for _, c := range []prometheus.Collector{m.streamManifests, m.streamSegments, m.fetches, m.bytes, m.fetchSeconds, m.candidates, m.launchesSkipped, m.warcErrors,
 		m.retries, m.outlinksReplayed, m.handedOff, m.disk.free, m.disk.size, m.disk.low, m.crossURLRevisits, m.adaptiveSaved,
 		m.writes.failing, m.writes.failures} {
 		if err := reg.Register(c); err != nil {

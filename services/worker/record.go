@@ -267,6 +267,8 @@ func (w *Worker) extract(t *task, resp *fetch.Response) (links []extract.Link, f
 		found, err = extract.JS(body, jsBase(t), opts)
 	case "sitemap":
 		found, _, err = extract.Sitemap(body, t.l.URL, opts)
+	case "hls", "dash":
+		found, err = w.extractStream(t, kind, body, opts)
 	case "robots":
 		var b []byte
 		if b, err = io.ReadAll(io.LimitReader(body, maxRobotsBytes)); err == nil {
@@ -289,6 +291,8 @@ func bodyKind(t *task, resp *fetch.Response, x profile.Extract) string {
 		return "html"
 	case mime == "text/css":
 		return "css"
+	case x.Streams.Variants != extract.VariantsNone && streamKind(mime, t.l.URL) != "":
+		return streamKind(mime, t.l.URL)
 	case x.Javascript && jsType(mime, t.l.URL):
 		return "js"
 	case x.Sitemaps && looksLikeSitemap(resp):
