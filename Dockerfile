@@ -92,10 +92,14 @@ USER root
 # Fonts decide how a screenshot looks: DejaVu and Liberation (metric-
 # compatible with Arial, Times and Courier, which most pages ask for) and
 # Noto Color Emoji. Pages in Chinese, Japanese or Korean need fonts-noto-cjk
-# too (about 100 MB more); add it if the crawl has many.
+# too (about 100 MB more); add it if the crawl has many. yt-dlp (and the
+# ffmpeg it joins streams with) runs on media pages through the recording
+# proxy (docs/renderer.md, Media); leave them out and pages render without.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
         chromium \
+        yt-dlp \
+        ffmpeg \
         fonts-dejavu-core \
         fonts-liberation \
         fonts-noto-color-emoji \

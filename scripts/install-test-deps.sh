@@ -25,6 +25,9 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium fonts-dejavu-core)
 # ffmpeg makes the short MP4 and two-variant HLS stream that the stream
 # extraction and media tests crawl (internal/mediafixture).
 command -v ffmpeg >/dev/null 2>&1 || need+=(ffmpeg)
+# yt-dlp: the renderer runs it on media pages through the recording proxy
+# (pkg/media; services/renderer's media tests).
+command -v yt-dlp >/dev/null 2>&1 || need+=(yt-dlp)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "missing test dependencies: ${need[*]} (install them: sudo apt-get install ${need[*]})" >&2

@@ -73,6 +73,10 @@ type Page struct {
 	// settling after each, to make lazy content load. Scrolling stops early at
 	// the bottom of the page. 0 means no scrolling.
 	ScrollSteps int
+	// PlayMedia starts every <video> and <audio> element (muted), each
+	// scrolled into view first, once the page has loaded and scrolled, so
+	// media that only load on play or when visible are requested.
+	PlayMedia bool
 	// Settle is how long no request must be in flight for the network to
 	// count as settled. Default 500ms. Settling never outlasts the page's
 	// budget.
@@ -96,6 +100,9 @@ type Result struct {
 	Viewport Size
 	// Requests is how many requests the page made, redirect hops included.
 	Requests int
+	// MediaElements is how many <video> and <audio> elements PlayMedia
+	// started (0 without it).
+	MediaElements int
 	// Started and Finished bound the render.
 	Started, Finished time.Time
 }

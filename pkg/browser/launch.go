@@ -73,6 +73,9 @@ func (cfg *Config) flags(dir string) []chromedp.ExecAllocatorOption {
 		chromedp.Flag("disable-gpu", true),
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.Flag("mute-audio", true),
+		// Pages' media start without a click (muted), so a player that
+		// loads its stream only on play gets it loaded and recorded.
+		chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
 		chromedp.Flag("no-first-run", true),
 		chromedp.Flag("no-default-browser-check", true),
 		// The archive must record what the page asked for over HTTP/1.1 or

@@ -201,7 +201,14 @@ func (p *Pool) steps(ctx context.Context, t *chromedp.Target, tr *tracker, pg Pa
 			break
 		}
 	}
-	if pg.ScrollSteps > 0 {
+	if pg.PlayMedia {
+		n, err := p.playMedia(ctx, t, tr, pg, settleBy)
+		if err != nil {
+			return err
+		}
+		res.MediaElements = n
+	}
+	if pg.ScrollSteps > 0 || res.MediaElements > 0 {
 		// Back to the top for the screenshot; the bounded wait for a frame
 		// lets the page repaint there (a hidden tab might never paint).
 		if _, err := chromedp.Evaluate[bool](`new Promise(resolve => {
@@ -213,6 +220,42 @@ func (p *Pool) steps(ctx context.Context, t *chromedp.Target, tr *tracker, pg Pa
 		}
 	}
 	return capture(ctx, t, tr, res)
+}
+
+// playMediaJS starts the page's media elements, muted, each scrolled into
+// view (lazy players attach their source when visible), and resolves to
+// how many it found. play() is not awaited: a stream that never starts
+// must not hold the render; settling waits for the requests it makes.
+const playMediaJS = `(() => {
+	const els = Array.from(document.querySelectorAll("video, audio"));
+	for (const el of els) {
+		try {
+			el.muted = true;
+			el.preload = "auto";
+			el.scrollIntoView({block: "center"});
+			const p = el.play();
+			if (p && p.catch) p.catch(() => {});
+		} catch (e) {}
+	}
+	return els.length;
+})()`
+
+// playMedia runs playMediaJS and settles on what it made the page load.
+func (p *Pool) playMedia(ctx context.Context, t *chromedp.Target, tr *tracker, pg Page, settleBy time.Time) (int, error) {
+	if time.Now().After(settleBy) {
+		return 0, nil
+	}
+	n, err := chromedp.Evaluate[int](playMediaJS)(ctx, t)
+	if err != nil {
+		return 0, fmt.Errorf("starting media: %w", err)
+	}
+	if n > 0 {
+		tr.touch()
+		if err := p.settle(ctx, tr, pg, settleBy); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // snapshotJS serialises the document. XMLSerializer writes the doctype as the

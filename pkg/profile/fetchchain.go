@@ -105,6 +105,51 @@ type Render struct {
 	// MaxResources caps the requests one page may make through the
 	// recording proxy; later ones are refused.
 	MaxResources int `yaml:"maxResources"`
+	// Media is what the renderer does for a page's audio and video.
+	Media RenderMedia `yaml:"media"`
+}
+
+// yt-dlp modes (RenderMedia.YtDlp).
+const (
+	YtDlpOff = "off"
+	// YtDlpMedia runs yt-dlp on rendered pages where the browser saw
+	// media: a <video> or <audio> element, or an audio, video or stream
+	// manifest response.
+	YtDlpMedia = "media"
+	// YtDlpAlways runs it on every rendered page: what a sheet sets for
+	// the pages it marks.
+	YtDlpAlways = "always"
+)
+
+// RenderMedia settings: media capture in the renderer (brozzler's and
+// Browsertrix's behaviours, Heritrix's ExtractorYoutubeDL).
+type RenderMedia struct {
+	// Play starts every <video> and <audio> element, muted and scrolled
+	// into view, so media that load on play are requested.
+	Play bool `yaml:"play"`
+	// YtDlp is off, media or always.
+	YtDlp string `yaml:"ytDlp"`
+	// YtDlpTimeoutSeconds bounds one page's yt-dlp run (1..3600).
+	YtDlpTimeoutSeconds int `yaml:"ytDlpTimeoutSeconds"`
+	// YtDlpMaxBytes skips media files larger than this (yt-dlp
+	// --max-filesize); 0: no limit.
+	YtDlpMaxBytes int64 `yaml:"ytDlpMaxBytes"`
+	// YtDlpMaxItems bounds the videos fetched from one page (1..1000).
+	YtDlpMaxItems int `yaml:"ytDlpMaxItems"`
+}
+
+func (m RenderMedia) validate() error {
+	switch {
+	case m.YtDlp != YtDlpOff && m.YtDlp != YtDlpMedia && m.YtDlp != YtDlpAlways:
+		return fmt.Errorf("render.media.ytDlp: %q is not off, media or always", m.YtDlp)
+	case m.YtDlpTimeoutSeconds < 1 || m.YtDlpTimeoutSeconds > 3600:
+		return fmt.Errorf("render.media.ytDlpTimeoutSeconds: %d not in 1..3600", m.YtDlpTimeoutSeconds)
+	case m.YtDlpMaxBytes < 0:
+		return fmt.Errorf("render.media.ytDlpMaxBytes: %d is negative", m.YtDlpMaxBytes)
+	case m.YtDlpMaxItems < 1 || m.YtDlpMaxItems > 1000:
+		return fmt.Errorf("render.media.ytDlpMaxItems: %d not in 1..1000", m.YtDlpMaxItems)
+	}
+	return nil
 }
 
 // Bounds of the render settings: a sheet cannot make one page scroll or
@@ -122,7 +167,7 @@ func (r Render) validate() error {
 	if r.MaxResources < 0 || r.MaxResources > MaxRenderLoads {
 		return fmt.Errorf("render.maxResources: %d not in 0..%d (0: %d)", r.MaxResources, MaxRenderLoads, defaultMaxLoads)
 	}
-	return nil
+	return r.Media.validate()
 }
 
 // Resources is MaxResources, or its default when unset.

@@ -147,10 +147,12 @@ func Default() Profile {
 		DNS:         DNS{IPValidityDurationSeconds: 21600},
 		Preselector: Preselector{RecheckScope: true},
 		Extract:     Extract{Javascript: true, Sitemaps: true, Streams: Streams{Variants: extract.VariantsExtremes, MaxSegments: extract.DefaultMaxSegments}},
-		Scope:       defaultScope(),
-		WARC:        WARC{Prefix: "TRAWLER", MaxFileSizeBytes: 1 << 30, CompressionLevel: 6, Version: WARCVersion10},
-		Dedup:       defaultDedup(),
-		ClamAV:      defaultClamAV(),
+		Render: Render{Media: RenderMedia{Play: true, YtDlp: YtDlpMedia, YtDlpTimeoutSeconds: 300, YtDlpMaxBytes: 2 << 30,
+			YtDlpMaxItems: 20}},
+		Scope:  defaultScope(),
+		WARC:   WARC{Prefix: "TRAWLER", MaxFileSizeBytes: 1 << 30, CompressionLevel: 6, Version: WARCVersion10},
+		Dedup:  defaultDedup(),
+		ClamAV: defaultClamAV(),
 	}
 }
 

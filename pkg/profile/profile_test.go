@@ -54,6 +54,14 @@ func TestDecode(t *testing.T) {
 			}},
 		{name: "stream variants unknown", yaml: "extract:\n  streams:\n    variants: best\n",
 			wantErr: `extract.streams.variants: "best" is not one of extremes, all, highest, lowest, none`},
+		{name: "render media defaults", yaml: "",
+			check: func(p Profile) bool {
+				return p.Render.Media.Play && p.Render.Media.YtDlp == "media" && p.Render.Media.YtDlpTimeoutSeconds == 300
+			}},
+		{name: "render media ytDlp unknown", yaml: "render:\n  media:\n    ytDlp: sometimes\n",
+			wantErr: `render.media.ytDlp: "sometimes" is not off, media or always`},
+		{name: "render media timeout bounded", yaml: "render:\n  media:\n    ytDlpTimeoutSeconds: 0\n",
+			wantErr: "render.media.ytDlpTimeoutSeconds: 0 not in 1..3600"},
 		{name: "stream segments bounded", yaml: "extract:\n  streams:\n    maxSegments: 100000\n",
 			wantErr: "extract.streams.maxSegments: 100000 not in 0..14400"},
 	}

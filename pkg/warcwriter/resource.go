@@ -21,6 +21,11 @@ type Resource struct {
 	ContentType string
 	// Block is the resource itself.
 	Block []byte
+	// Metadata writes the block as a metadata record rather than a
+	// resource: what describes a capture without being one, as brozzler
+	// and Heritrix's ExtractorYoutubeDL write yt-dlp's JSON at
+	// "youtube-dl:<url>".
+	Metadata bool
 	// Fields, when not empty, add a metadata record (warc-fields, in this
 	// order) about the resource, linked by WARC-Concurrent-To: the
 	// viewport and time of a screenshot, say.
@@ -81,7 +86,11 @@ func validateResource(r *Resource) error {
 // bytes, so both digests are the block's.
 func (b builder) resource(r *Resource) (gowarc.WarcRecord, error) {
 	opts := sized(append(owned(b.fieldsOptions()), gowarc.WithSkipParseBlock()), int64(len(r.Block)))
-	rb, err := b.newRecord(gowarc.Resource, opts, r.URL, r.Date, r.ContentType)
+	typ := gowarc.Resource
+	if r.Metadata {
+		typ = gowarc.Metadata
+	}
+	rb, err := b.newRecord(typ, opts, r.URL, r.Date, r.ContentType)
 	if err != nil {
 		return nil, err
 	}

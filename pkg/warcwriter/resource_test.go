@@ -65,3 +65,25 @@ func TestBadResource(t *testing.T) {
 		}
 	}
 }
+
+// A metadata block (yt-dlp's JSON at youtube-dl:<url>) is written as a
+// metadata record with its own type and digests, valid to a strict reader.
+func TestWriteMetadataBlock(t *testing.T) {
+	dir := t.TempDir()
+	w, _ := newTestWriter(t, testConfig(dir))
+	js := []byte(`{"id":"v","formats":[{"format_id":"hls-0","url":"http://example.com/v0/index.m3u8"}]}`)
+	loc, err := w.WriteResource(context.Background(), Resource{URL: "youtube-dl:http://example.com/page", Date: newFakeClock().Now(),
+		ContentType: "application/vnd.youtube-dl_formats+json;charset=utf-8", Block: js, Metadata: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rec := readMember(t, dir, loc)
+	if rec.typ != gowarc.Metadata || string(rec.block) != string(js) || !rec.validation.Valid() {
+		t.Fatalf("record: %s, %q, %v", rec.typ, rec.block, rec.validation)
+	}
+	wantHeader(t, rec, gowarc.WarcTargetURI, "youtube-dl:http://example.com/page")
+	wantHeader(t, rec, gowarc.WarcBlockDigest, sha1Digest(js))
+}

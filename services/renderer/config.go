@@ -63,6 +63,9 @@ type Config struct {
 	APIAddr string
 	// TokenFile holds the bearer token the render API requires.
 	TokenFile string
+	// YtDlp is the yt-dlp executable; "" looks for yt-dlp or youtube-dl
+	// in PATH (pkg/media). Missing, media pages render without it.
+	YtDlp string
 }
 
 // RegisterFlags registers the renderer flags with their defaults.
@@ -82,6 +85,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.ClamdAddr, "clamd-addr", "", "clamd address (tcp://host:port or unix:///path); overrides the profile's clamav.address")
 	fs.StringVar(&c.APIAddr, "api-addr", "", "listen address of the render API (GET /render?url=...); empty: off")
 	fs.StringVar(&c.TokenFile, "api-token-file", "", "file holding the bearer token the render API requires (no token: the API stays off)")
+	fs.StringVar(&c.YtDlp, "yt-dlp", "", "yt-dlp executable for media on rendered pages (default: yt-dlp or youtube-dl in PATH; missing: said once, pages still render)")
 }
 
 // Validate checks the configuration.

@@ -15,10 +15,11 @@ type metrics struct {
 	captures   *prometheus.CounterVec
 	outlinks   prometheus.Counter
 	warcErrors prometheus.Counter
+	media      mediaMetrics
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
-	m := &metrics{
+	m := &metrics{media: newMediaMetrics(),
 		renders: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "trawler_renderer_renders_total",
 			Help: "Render attempts by result: ok, failed, crashed (the browser died), fallback (handed back for a plain fetch).",
@@ -49,7 +50,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}),
 	}
 	for _, c := range []prometheus.Collector{m.renders, m.duration, m.resources, m.refusals, m.proxied, m.captures,
-		m.outlinks, m.warcErrors} {
+		m.outlinks, m.warcErrors, m.media.available, m.media.runs, m.media.completed} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register renderer metric: %w", err)
 		}

@@ -26,7 +26,7 @@ import (
 // stream's tocrawl topic, where the workers' candidate chain judges their
 // scope and hops. It fails (and the render is done again) only when a
 // record or the outlinks could not be written or published.
-func (r *Renderer) record(ctx context.Context, s *session, res *browser.Result) (*Outcome, error) {
+func (r *Renderer) record(ctx context.Context, s *session, res *browser.Result, ytInfo []byte) (*Outcome, error) {
 	links := r.outlinks(s, res)
 	out := &Outcome{URL: s.l.URL, FinalURL: res.URL, Status: res.Status, Title: res.Title, Resources: s.count(),
 		Outlinks: make([]string, 0, len(links))}
@@ -49,6 +49,11 @@ func (r *Renderer) record(ctx context.Context, s *session, res *browser.Result) 
 	}
 	if out.DOM, err = r.resource(ctx, s, "onreadydom:"+s.l.URL, "text/html", res.DOM, res.Finished, domFields); err != nil {
 		return nil, err
+	}
+	if len(ytInfo) > 0 {
+		if out.Media, err = r.mediaRecord(ctx, s, ytInfo); err != nil {
+			return nil, err
+		}
 	}
 	if err := r.sendOutlinks(ctx, s, links); err != nil {
 		return nil, err

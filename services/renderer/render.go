@@ -46,6 +46,9 @@ type Outcome struct {
 	Resources  int    `json:"resources"`
 	Screenshot string `json:"screenshot_warc,omitempty"`
 	DOM        string `json:"onreadydom_warc,omitempty"`
+	// Media is where yt-dlp's description of the page's media was
+	// written (youtube-dl:<url>), when it ran and found any.
+	Media string `json:"youtube_dl_warc,omitempty"`
 	// Fallback is set when the page could not be rendered and was handed
 	// back to the workers for a plain fetch.
 	Fallback string `json:"fallback,omitempty"`
@@ -129,8 +132,9 @@ func (r *Renderer) renderOnce(ctx context.Context, l messages.Launch) (*Outcome,
 	go func() { _ = srv.Serve(ln) }()
 	defer func() { _ = srv.Close() }()
 	start := time.Now()
-	res, err := r.pool.Render(ctx, browser.Page{URL: l.URL, ProxyServer: "http://" + ln.Addr().String(),
-		ScrollSteps: s.eff.Profile.Render.ScrollSteps})
+	proxy := "http://" + ln.Addr().String()
+	res, err := r.pool.Render(ctx, browser.Page{URL: l.URL, ProxyServer: proxy,
+		ScrollSteps: s.eff.Profile.Render.ScrollSteps, PlayMedia: s.eff.Profile.Render.Media.Play})
 	r.metrics.duration.Observe(time.Since(start).Seconds())
 	if err != nil {
 		return nil, fmt.Errorf("render %s: %w", l.URL, err)
@@ -142,7 +146,9 @@ func (r *Renderer) renderOnce(ctx context.Context, l messages.Launch) (*Outcome,
 		// and the worker's plain fetch decides what the URI comes to.
 		return nil, fmt.Errorf("render %s: the page itself was not captured", l.URL)
 	}
-	return r.record(ctx, s, res)
+	r.completePartials(ctx, s)
+	info := r.runYtDlp(ctx, s, res, proxy)
+	return r.record(ctx, s, res, info)
 }
 
 func (s *session) count() int {

@@ -71,6 +71,9 @@ type Renderer struct {
 	// an API request that arrives before waits instead of racing open.
 	ready chan struct{}
 
+	// ytdlp is the yt-dlp executable, "" when there is none (media.go).
+	ytdlp string
+
 	// rdb holds the identity leases, the renderer's and its janitor's.
 	rdb redis.UniversalClient
 	// idLease holds the renderer's identity (cfg.ID) while it runs; nil
@@ -153,6 +156,7 @@ func (r *Renderer) build(d Deps) error {
 	if r.producer, err = kafka.NewClient(d.Kafka, kgo.AllowAutoTopicCreation()); err != nil {
 		return fmt.Errorf("renderer producer: %w", err)
 	}
+	r.findYtDlp()
 	return nil
 }
 
