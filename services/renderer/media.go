@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trawler-crawl/trawler/pkg/browser"
-	"github.com/trawler-crawl/trawler/pkg/fetch"
 	"github.com/trawler-crawl/trawler/pkg/media"
 	"github.com/trawler-crawl/trawler/pkg/profile"
 	"github.com/trawler-crawl/trawler/pkg/warcwriter"
@@ -24,8 +23,8 @@ type mediaMetrics struct {
 	// runs counts yt-dlp runs by result: ok, failed, timeout, and
 	// not_installed for pages that would have run it.
 	runs *prometheus.CounterVec
-	// completed counts partial (206) responses fetched again in full.
-	completed prometheus.Counter
+	// widened counts browser Range requests fetched whole.
+	widened prometheus.Counter
 }
 
 func newMediaMetrics() mediaMetrics {
@@ -36,9 +35,9 @@ func newMediaMetrics() mediaMetrics {
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "trawler_renderer_ytdlp_runs_total", Help: "yt-dlp runs on rendered pages by result: ok, failed, timeout, not_installed.",
 		}, []string{"result"}),
-		completed: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "trawler_renderer_partial_responses_completed_total",
-			Help: "Media answered only with 206 Partial Content in a render, fetched again in full (replay needs the 200).",
+		widened: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "trawler_renderer_range_requests_widened_total",
+			Help: "Browser Range requests fetched and recorded whole (a 206 does not replay; the 200 does).",
 		}),
 	}
 	for _, r := range []string{"ok", "failed", "timeout", "not_installed"} {
@@ -67,48 +66,31 @@ func isMediaResponse(mime string) bool {
 		strings.Contains(mime, "mpegurl") || mime == "application/dash+xml"
 }
 
-// noteResponse keeps what the media steps after the render need: which
-// URLs were answered only in part, and whether media was seen.
-func (s *session) noteResponse(u string, status int, mime string) {
+// noteMedia records that the page loaded audio, video or a manifest.
+func (s *session) noteMedia(mime string) {
+	if !isMediaResponse(mime) {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch status {
-	case http.StatusPartialContent:
-		if !s.full[u] {
-			s.partial[u] = true
-		}
-	case http.StatusOK:
-		s.full[u] = true
-		delete(s.partial, u)
-	}
-	if isMediaResponse(mime) {
-		s.sawMedia = true
-	}
+	s.sawMedia = true
 }
 
-// completePartials fetches again, without Range, every URL the page got
-// only a 206 for, as Browsertrix does: a 206 alone does not replay.
-func (r *Renderer) completePartials(ctx context.Context, s *session) {
-	s.mu.Lock()
-	var urls []string
-	for u := range s.partial {
-		urls = append(urls, u)
+// wholeRequest drops a browser's Range (and If-Range) so the resource is
+// fetched and recorded whole and the browser gets the 200. Browsertrix
+// records a media request's 206 and fetches the resource again in full;
+// fetching it whole at once costs the site one request instead of two and
+// keeps 206 records out of the archive, where replay (which answers a
+// player's Range by slicing a 200 record: pywb's rewriterapp.py
+// _add_range) would find them closest to the page and could not use them.
+// It reports whether there was a Range to drop.
+func wholeRequest(h http.Header) bool {
+	if h.Get("Range") == "" {
+		return false
 	}
-	s.mu.Unlock()
-	for _, u := range urls {
-		if !s.admit() {
-			_ = s.refuse(refusedCap, u)
-			return
-		}
-		c, err := r.capture(ctx, s, u, s.place(u), fetch.Request{URL: u, Method: http.MethodGet})
-		if err != nil {
-			r.log.Debug("partial response not completed", "page", s.l.URL, "url", u, "err", err)
-			continue
-		}
-		c.resp.Close()
-		s.noteResponse(u, c.resp.StatusCode, c.resp.MIME)
-		r.metrics.media.completed.Inc()
-	}
+	h.Del("Range")
+	h.Del("If-Range")
+	return true
 }
 
 // runYtDlp runs yt-dlp on the page through its recording proxy when the

@@ -50,7 +50,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}),
 	}
 	for _, c := range []prometheus.Collector{m.renders, m.duration, m.resources, m.refusals, m.proxied, m.captures,
-		m.outlinks, m.warcErrors, m.media.available, m.media.runs, m.media.completed} {
+		m.outlinks, m.warcErrors, m.media.available, m.media.runs, m.media.widened} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register renderer metric: %w", err)
 		}

@@ -146,7 +146,6 @@ func (r *Renderer) renderOnce(ctx context.Context, l messages.Launch) (*Outcome,
 		// and the worker's plain fetch decides what the URI comes to.
 		return nil, fmt.Errorf("render %s: the page itself was not captured", l.URL)
 	}
-	r.completePartials(ctx, s)
 	info := r.runYtDlp(ctx, s, res, proxy)
 	return r.record(ctx, s, res, info)
 }

@@ -57,11 +57,8 @@ type session struct {
 	captured map[string]bool
 	robots   map[string]*robots.Rules
 	pageURL  string
-	// partial are URLs answered 206 and not (yet) 200, full those
-	// answered 200; sawMedia is set by an audio, video or manifest
-	// response (media.go).
-	partial, full map[string]bool
-	sawMedia      bool
+	// sawMedia is set by an audio, video or manifest response (media.go).
+	sawMedia bool
 }
 
 type hop struct{ path, via string }
@@ -72,8 +69,7 @@ func newSession(r *Renderer, l messages.Launch, eff *sheets.Effective, thread in
 		via = ""
 	}
 	s := &session{r: r, l: l, eff: eff, thread: thread, max: eff.Profile.Render.Resources(),
-		hops: map[string]hop{}, loaded: map[string]bool{}, captured: map[string]bool{}, robots: map[string]*robots.Rules{}, pageURL: l.URL,
-		partial: map[string]bool{}, full: map[string]bool{}}
+		hops: map[string]hop{}, loaded: map[string]bool{}, captured: map[string]bool{}, robots: map[string]*robots.Rules{}, pageURL: l.URL}
 	s.hops[l.URL] = hop{path: l.HopPath(), via: via}
 	return s
 }
@@ -115,7 +111,11 @@ func (s *session) Handle(ctx context.Context, req *mitm.Request) (*mitm.Response
 		return nil, s.refuse(refusedRobots, u)
 	}
 	h := s.place(u)
-	c, err := s.r.capture(ctx, s, u, h, fetch.Request{URL: u, Method: method, Header: requestHeader(req.Header),
+	header := requestHeader(req.Header)
+	if wholeRequest(header) {
+		s.r.metrics.media.widened.Inc()
+	}
+	c, err := s.r.capture(ctx, s, u, h, fetch.Request{URL: u, Method: method, Header: header,
 		Body: req.Body, AcceptCompression: true})
 	if err != nil {
 		if errors.Is(err, fetch.ErrAddressRefused) {
@@ -130,7 +130,7 @@ func (s *session) Handle(ctx context.Context, req *mitm.Request) (*mitm.Response
 	}
 	s.r.metrics.proxied.WithLabelValues("captured").Inc()
 	s.markCaptured(u)
-	s.noteResponse(u, c.resp.StatusCode, c.resp.MIME)
+	s.noteMedia(c.resp.MIME)
 	s.follow(u, h, c.resp)
 	return &mitm.Response{StatusCode: c.resp.StatusCode, Header: responseHeader(c.resp.Header),
 		Body: payloadReader{c.resp.Payload.NewReader(), c.resp}, BodyLength: c.resp.Payload.Size()}, nil
