@@ -35,8 +35,8 @@ import (
 // mediaPages serves the media fixture (with Range support, as media
 // servers have) and pages that play it.
 type mediaPages struct {
-	base string
-	fx   mediafixture.Files
+	base   string
+	fx     mediafixture.Files
 	mu     sync.Mutex
 	hits   map[string]int
 	ranges int // requests with a Range header
