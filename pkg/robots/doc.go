@@ -48,6 +48,29 @@
 //     2.2.2, escapes of unreserved characters (%7E for "~") are not decoded.
 //   - User-agent matching folds ASCII letters only.
 //
+// # Google's test cases (RFC 9309's reference implementation)
+//
+// rfc9309_test.go carries every expectation of google/robotstxt's
+// robots_test.cc that is about matching, as test data. Trawler answers
+// Google's way in all but these, each kept on purpose and asserted there:
+//
+//   - A User-agent value is matched whole ("foo bar" against the crawler's
+//     User-Agent, as Heritrix does), where Google reads only its first word
+//     and ignores a crawler token with a space (8 cases).
+//   - A line without its colon ("disallow /") is not read, as RFC 9309's
+//     grammar and Heritrix have it; Google assumes the colon.
+//   - An allowed ".../index.html" does not allow its directory (a Google
+//     extension).
+//   - A partial UTF-8 byte-order mark is not skipped: the first line is
+//     then unreadable (Google skips one or two bytes of a BOM).
+//   - Rules are not cut at Google's 16,664-byte line limit; the body limit
+//     (MaxBodyBytes, 500 KiB as RFC 9309 asks) bounds them.
+//   - Fetch outcomes follow Heritrix for redirects: a 3xx robots.txt means
+//     no restrictions (RFC 9309 asks to follow five redirects); and follow
+//     RFC 9309 for server errors: a 5xx is retried and finally disallows
+//     the URI (-61), where Heritrix would allow everything. 4xx, 401 and
+//     403 included, allows everything in both.
+//
 // # Why temoto/robotstxt is not used for matching
 //
 // github.com/temoto/robotstxt v1.1.2 (the parser the brief named) cannot be
