@@ -226,8 +226,8 @@ func formatStats(w io.Writer, v any) {
 	fmt.Fprintf(w, "queued URIs:     %d\nin flight URIs:  %d\nhosts:           %d known\n", st.Queued, st.InFlight, st.Hosts)
 	fmt.Fprintf(w, "  ready:         %d\n  snoozed:       %d\n  in process:    %d\n  exhausted:     %d\n  paused:        %d\n",
 		st.ReadyHosts, st.SnoozedHosts, st.BusyHosts, st.ExhaustedHosts, st.PausedHosts)
-	fmt.Fprintf(w, "  backing off:   %d (after 429/503; back-offs so far: %d for 429, %d for 503)\n",
-		st.BackingOffHosts, st.BackOffs429, st.BackOffs503)
+	fmt.Fprintf(w, "  backing off:   %d (after 429/503 or a challenge page; back-offs so far: %d for 429, %d for 503, %d for challenges)\n",
+		st.BackingOffHosts, st.BackOffs429, st.BackOffs503, st.BackOffsChallenge)
 	fmt.Fprintf(w, "waiting for retry: %d URIs at %d hosts", st.RetryURIs, st.RetryHosts)
 	if !st.NextRetry.IsZero() {
 		fmt.Fprintf(w, ", next due %s (in %s)", st.NextRetry.UTC().Format(time.RFC3339), time.Until(st.NextRetry).Round(time.Second))
@@ -246,10 +246,10 @@ func backOffText(h frontier.HostInfo) string {
 	case h.BackOffs == 0:
 		return "none"
 	case h.BackOffUntil.After(time.Now()):
-		return fmt.Sprintf("until %s after %d× %d in a row", h.BackOffUntil.UTC().Format(time.RFC3339Nano), h.BackOffs, h.BackOffStatus)
+		return fmt.Sprintf("until %s after %d× %s in a row", h.BackOffUntil.UTC().Format(time.RFC3339Nano), h.BackOffs, h.BackOffReason)
 	}
-	return fmt.Sprintf("ended %s; %d× %d in a row, forgiven at the next other response", h.BackOffUntil.UTC().Format(time.RFC3339Nano),
-		h.BackOffs, h.BackOffStatus)
+	return fmt.Sprintf("ended %s; %d× %s in a row, forgiven at the next other response", h.BackOffUntil.UTC().Format(time.RFC3339Nano),
+		h.BackOffs, h.BackOffReason)
 }
 
 func formatHost(w io.Writer, v any) {

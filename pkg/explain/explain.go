@@ -339,7 +339,7 @@ func (e *Explainer) explainHost(ctx context.Context, rep *Report, p profile.Prof
 	}
 	if !info.BackOffUntil.IsZero() && info.BackOffUntil.After(rep.At) {
 		t := info.BackOffUntil.UTC()
-		hs.BackOffUntil, hs.BackOffStatus = &t, info.BackOffStatus
+		hs.BackOffUntil, hs.BackOffStatus, hs.BackOffReason = &t, info.BackOffStatus, info.BackOffReason
 	}
 	// Source usage is kept per launch target, which a URL alone does not
 	// name; the server and host quotas are checked here.

@@ -110,10 +110,13 @@ type HostState struct {
 	NextFetch      *time.Time `json:"next_fetch,omitempty"`
 	BackOffUntil   *time.Time `json:"back_off_until,omitempty"`
 	BackOffStatus  int        `json:"back_off_status,omitempty"`
-	Server         Usage      `json:"server_usage"`
-	HostName       Usage      `json:"host_usage"`
-	QuotaReached   string     `json:"quota_reached,omitempty"`
-	Note           string     `json:"note,omitempty"`
+	// BackOffReason is the status that asked for the back-off, or
+	// "challenge" for a bot-challenge page.
+	BackOffReason string `json:"back_off_reason,omitempty"`
+	Server        Usage  `json:"server_usage"`
+	HostName      Usage  `json:"host_usage"`
+	QuotaReached  string `json:"quota_reached,omitempty"`
+	Note          string `json:"note,omitempty"`
 }
 
 // Usage is a quota subject's counters.

@@ -96,9 +96,13 @@ func (p Policy) DecideThrottle(c *Claim, status int, retryAfter time.Duration, n
 	return d
 }
 
+// BackOffChallenge is the back-off reason of a host that served a
+// bot-challenge page (Decision.ThrottleReason).
+const BackOffChallenge = "challenge"
+
 // backOffArg is the completion script's back-off argument for d: "" when
-// the server did not ask to slow down, else "<status> <retry-after ms, -1
-// none> <base ms> <cap ms> <jitter>".
+// the server did not ask to slow down, else "<status or reason> <retry-
+// after ms, -1 none> <base ms> <cap ms> <jitter>".
 func backOffArg(d Decision, pol profile.Politeness) string {
 	if d.Throttle == 0 {
 		return ""
@@ -108,6 +112,10 @@ func backOffArg(d Decision, pol profile.Politeness) string {
 		ra = d.RetryAfter.Milliseconds()
 	}
 	base := max(pol.BackOffBaseMs, 0)
-	return strconv.Itoa(d.Throttle) + " " + strconv.FormatInt(ra, 10) + " " + strconv.FormatInt(base, 10) + " " +
+	why := strconv.Itoa(d.Throttle)
+	if d.ThrottleReason != "" {
+		why = d.ThrottleReason
+	}
+	return why + " " + strconv.FormatInt(ra, 10) + " " + strconv.FormatInt(base, 10) + " " +
 		strconv.FormatInt(max(pol.BackOffMaxMs, base), 10) + " " + strconv.FormatFloat(rand.Float64(), 'f', 4, 64)
 }

@@ -35,9 +35,9 @@ func NewCollector(f *Frontier) prometheus.Collector {
 		paused:   prometheus.NewDesc("trawler_frontier_paused", "1 when the whole frontier is paused.", nil, l),
 		error:    prometheus.NewDesc("trawler_frontier_stats_up", "1 when the last read of the frontier's state from Redis succeeded.", nil, l),
 		backingOff: prometheus.NewDesc("trawler_frontier_backing_off_hosts",
-			"Hosts waiting out a back-off that a 429 or 503 response asked for.", nil, l),
+			"Hosts waiting out a back-off that a 429 or 503 response or a bot-challenge page asked for.", nil, l),
 		backOffs: prometheus.NewDesc("trawler_frontier_backoffs_total",
-			"Host back-offs of the crawl (all workers, all runs) by the HTTP status that asked for them.", []string{"status"}, l),
+			"Host back-offs of the crawl (all workers, all runs) by the HTTP status that asked for them, or challenge for a bot-challenge page.", []string{"status"}, l),
 		topHost: prometheus.NewDesc("trawler_frontier_top_host_queued_uris",
 			"URIs queued at each of the 10 hosts with the most queued (held included); other hosts have no series.", []string{"host"}, l),
 	}
@@ -74,6 +74,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.backingOff, prometheus.GaugeValue, float64(st.BackingOffHosts))
 	ch <- prometheus.MustNewConstMetric(c.backOffs, prometheus.CounterValue, float64(st.BackOffs429), "429")
 	ch <- prometheus.MustNewConstMetric(c.backOffs, prometheus.CounterValue, float64(st.BackOffs503), "503")
+	ch <- prometheus.MustNewConstMetric(c.backOffs, prometheus.CounterValue, float64(st.BackOffsChallenge), BackOffChallenge)
 	// Built afresh from the last scan, so hosts that left the top have no
 	// series any more.
 	for _, h := range c.top.get(ctx, c.f, st.Queued > 0) {

@@ -34,6 +34,8 @@ type Stats struct {
 	// BackOffs429 and BackOffs503 count the crawl's back-offs by the
 	// status that asked for them.
 	BackOffs429, BackOffs503 int64
+	// BackOffsChallenge counts back-offs after bot-challenge pages.
+	BackOffsChallenge int64
 	// Paused is true when the whole frontier is paused.
 	Paused bool
 	// RetryHosts are snoozed hosts waiting for a retry delay (a failed
@@ -87,8 +89,10 @@ func (f *Frontier) Stats(ctx context.Context) (Stats, error) {
 		bo := c.backOffs.Val()
 		n429, _ := strconv.ParseInt(bo["429"], 10, 64)
 		n503, _ := strconv.ParseInt(bo["503"], 10, 64)
+		nch, _ := strconv.ParseInt(bo[BackOffChallenge], 10, 64)
 		st.BackOffs429 += n429
 		st.BackOffs503 += n503
+		st.BackOffsChallenge += nch
 	}
 	var err error
 	if st.RetryHosts, st.RetryURIs, st.NextRetry, err = f.retryStats(ctx, ms(f.now())); err != nil {
@@ -121,6 +125,9 @@ type HostInfo struct {
 	BackOffs      int
 	BackOffStatus int
 	BackOffUntil  time.Time
+	// BackOffReason is what asked for the back-off: the status ("429",
+	// "503") or BackOffChallenge (BackOffStatus is then 0).
+	BackOffReason string
 }
 
 // Host returns the state of one host; an unknown host is an error.
@@ -148,7 +155,7 @@ func (f *Frontier) Host(ctx context.Context, host string) (HostInfo, error) {
 		info.NextFetch = time.UnixMilli(next)
 	}
 	if bo := get(m, "bo"); bo > 0 {
-		info.BackOffs, info.BackOffStatus = int(bo), int(get(m, "bs"))
+		info.BackOffs, info.BackOffStatus, info.BackOffReason = int(bo), int(get(m, "bs")), m["bs"]
 		info.BackOffUntil = time.UnixMilli(get(m, "bu"))
 	}
 	return info, nil

@@ -107,6 +107,10 @@ type Decision struct {
 	// Retry-After, capped; 0 means the frontier's exponential back-off.
 	Throttle   int
 	RetryAfter time.Duration
+	// ThrottleReason, when set, is what the host's back-off records
+	// instead of the status: "challenge" for a bot-challenge page
+	// (pkg/challenge), so the operator sees the host as challenged.
+	ThrottleReason string
 	// Wait, when positive, is the least time the host waits before its
 	// next fetch, however short its politeness delay: a worker's back-off
 	// after a capture it could not record. Unlike Throttle it is not the

@@ -113,6 +113,13 @@ type Fetch struct {
 	// FetchHTTP acceptCompression, default false). The WARC keeps the
 	// content-encoded entity as served; extraction decodes it.
 	AcceptCompression bool `yaml:"acceptCompression"`
+	// DetectChallenges recognises bot-challenge and CAPTCHA pages
+	// (pkg/challenge): such an answer is not recorded; the host backs off
+	// as after a 429 and the URI is tried again (default true).
+	DetectChallenges bool `yaml:"detectChallenges"`
+	// ChallengeMarkers are more body markers of challenge pages, matched
+	// on 403, 429 and 503 answers.
+	ChallengeMarkers []string `yaml:"challengeMarkers"`
 }
 
 // WARC file settings.
@@ -139,7 +146,7 @@ func Default() Profile {
 		Fetch: Fetch{
 			ConnectTimeoutSeconds: 20, ReadTimeoutSeconds: 60, TotalTimeoutSeconds: 1200,
 			MaxLengthBytes: 0, SpoolThresholdBytes: 1 << 20,
-			SendIfModifiedSince: true, SendIfNoneMatch: true, SendReferer: true,
+			SendIfModifiedSince: true, SendIfNoneMatch: true, SendReferer: true, DetectChallenges: true,
 		},
 		Frontier:    defaultFrontier(),
 		Quotas:      defaultQuotas(),

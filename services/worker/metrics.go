@@ -31,6 +31,8 @@ type metrics struct {
 	// streamManifests and streamSegments count HLS and DASH manifests
 	// read and the media segments they listed, by kind.
 	streamManifests, streamSegments *prometheus.CounterVec
+	// challenges counts bot-challenge pages met, by vendor.
+	challenges *prometheus.CounterVec
 	// front times this worker's claims and counts the leases its reaper
 	// returned (the frontier's gauges are the collector's).
 	front *frontier.ClientMetrics
@@ -92,11 +94,15 @@ func newMetrics(reg prometheus.Registerer, frontierName string) (*metrics, error
 			Name: "trawler_worker_stream_segments_total", Help: "Media segments listed by the chosen renditions of HLS and DASH manifests, by kind.",
 		}, []string{"kind"}),
 	}
+	m.challenges = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "trawler_worker_challenges_total",
+		Help: "Bot-challenge and CAPTCHA pages met (not recorded; the host backed off), by vendor.",
+	}, []string{"vendor"})
 	for _, k := range []string{"hls", "dash"} {
 		m.streamManifests.WithLabelValues(k)
 		m.streamSegments.WithLabelValues(k)
 	}
-	for _, c := range []prometheus.Collector{m.streamManifests, m.streamSegments, m.fetches, m.bytes, m.fetchSeconds, m.candidates, m.launchesSkipped, m.warcErrors,
+	for _, c := range []prometheus.Collector{m.challenges, m.streamManifests, m.streamSegments, m.fetches, m.bytes, m.fetchSeconds, m.candidates, m.launchesSkipped, m.warcErrors,
 		m.retries, m.outlinksReplayed, m.handedOff, m.disk.free, m.disk.size, m.disk.low, m.crossURLRevisits, m.adaptiveSaved,
 		m.writes.failing, m.writes.failures} {
 		if err := reg.Register(c); err != nil {

@@ -149,7 +149,11 @@ func (w *Worker) run(ctx context.Context, t *task) step {
 		t.dec = frontier.Decision{Status: t.out.status, Attempts: t.c.Retries + 1}
 		t.decided = true
 	}
-	if resp != nil && frontier.Throttled(t.out.status) {
+	if resp != nil && w.challenged(t, resp) {
+		ra, _ := frontier.RetryAfter(resp.Header.Get("Retry-After"), time.Now(), seconds(t.pol.Politeness.MaxRetryAfterSeconds))
+		t.dec, t.decided = t.pol.DecideThrottle(t.c, t.out.status, ra, time.Now()), true
+		t.dec.ThrottleReason = frontier.BackOffChallenge
+	} else if resp != nil && frontier.Throttled(t.out.status) {
 		// The server asks the crawl to slow down: the host backs off and
 		// the URI is deferred. Nothing is written or published for this
 		// attempt (an archive of 429 pages helps nobody), as for a retry.

@@ -2,7 +2,7 @@
 -- down. Prepended after lib.lua to the scripts that settle leases.
 --
 -- The host's hash keeps bo (back-offs in a row), bu (until when, ms) and
--- bs (the status that asked); the shard's backoff zset holds host -> bu,
+-- bs (the status that asked, or "challenge" for a bot-challenge page); the shard's backoff zset holds host -> bu,
 -- so hosts backing off are counted without a scan, and the backoffs hash
 -- counts back-offs by status. Only a back-off or the first response after
 -- one writes any of it: an ordinary completion reads bo and bu with the
@@ -24,7 +24,7 @@ local QUIET_MS = 86400000
 -- ask to slow down forgives the host at once (forgive). It appends the
 -- host's fields to w and returns the wait in ms.
 local function backoff(host, w, spec, bo, bu, now)
-  local st, ra, base, cap, j = string.match(spec, '^(%d+) (%-?%d+) (%d+) (%d+) ([%d.]+)$')
+  local st, ra, base, cap, j = string.match(spec, '^(%w+) (%-?%d+) (%d+) (%d+) ([%d.]+)$')
   if not st then return 0 end
   ra, base, cap, j = tonumber(ra), tonumber(base), tonumber(cap), tonumber(j)
   local n = num(bo)
