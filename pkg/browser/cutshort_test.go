@@ -56,7 +56,7 @@ func TestRenderCutShortLeavesNothing(t *testing.T) {
 			return len(browserContexts(t, p)) == 0
 		})
 	}
-	if res := render(t, p, Page{URL: o.u("/final"), ProxyServer: px.URL}); res.Title != "Final" {
+	if res := renderRecovered(t, p, Page{URL: o.u("/final"), ProxyServer: px.URL}); res.Title != "Final" {
 		t.Errorf("render after the cut ones: title %q", res.Title)
 	}
 }
@@ -92,7 +92,7 @@ func TestBrowserStuckBeforeThePage(t *testing.T) {
 				t.Errorf("render on the frozen browser: err = %v, want %v", err, tc.want)
 			}
 			waitUntil(t, closeTimeout+startTimeout, "the frozen browser to be restarted", func() bool { return p.Restarts() == 1 })
-			if res := render(t, p, Page{URL: o.u("/final"), ProxyServer: px.URL}); res.Title != "Final" {
+			if res := renderRecovered(t, p, Page{URL: o.u("/final"), ProxyServer: px.URL}); res.Title != "Final" {
 				t.Errorf("render after the restart: title %q", res.Title)
 			}
 		})
