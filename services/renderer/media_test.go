@@ -171,7 +171,7 @@ func TestMediaStartsOnPlay(t *testing.T) {
 	}
 }
 
-// yt-dlp runs on a page where the browser saw media, through the page's
+// yt-dlp runs on a page a sheet marks, through the page's
 // recording proxy: the stream it chooses is captured segment by segment
 // as ordinary 200 captures of the renderer, and its JSON description is
 // the metadata record youtube-dl:<page>.
@@ -184,8 +184,14 @@ func TestYtDlpThroughTheProxy(t *testing.T) {
 	}
 	m := startMediaPages(t)
 	e := newEnv(t)
+	// yt-dlp is off for the crawl and on for the pages a sheet marks.
 	p := testProfile()
-	p.Render.Media.YtDlp = profile.YtDlpMedia
+	p.Render.Media.YtDlp = profile.YtDlpOff
+	sheet := "sheets:\n  definitions:\n    media: {render.media.ytDlp: always}\n  associations:\n" +
+		"    - surtPrefixes: ['" + m.base + "/hls']\n      sheets: [media]\n"
+	if err := profile.Decode(strings.NewReader(sheet), &p); err != nil {
+		t.Fatal(err)
+	}
 	r, stop := e.start(t, Config{}, p)
 	page := m.base + "/hls.html"
 	e.handOff(t, page)
