@@ -86,3 +86,7 @@ func (f *Frontier) liveItems(ctx context.Context, p, host string, items []string
 	}
 	return out, nil
 }
+
+// IsUnknownHost reports whether err is Host's answer for a host the
+// frontier does not know.
+func IsUnknownHost(err error) bool { return errors.Is(err, errNoHost) }
