@@ -41,10 +41,10 @@ type Process struct {
 
 // The metrics the overview sums (this process's).
 var processMetrics = map[string]func(p *Process, v int64){
-	"trawler_warc_files_closed_total":        func(p *Process, v int64) { p.WARCFiles = &v },
-	"trawler_warc_open_files":                func(p *Process, v int64) { p.WARCOpenFiles = &v },
-	"trawler_warc_written_bytes_total":       func(p *Process, v int64) { p.WARCBytes = &v },
-	"trawler_cdxwriter_lag_records":          func(p *Process, v int64) { p.CDXLag = &v },
+	"trawler_warc_files_closed_total":          func(p *Process, v int64) { p.WARCFiles = &v },
+	"trawler_warc_open_files":                  func(p *Process, v int64) { p.WARCOpenFiles = &v },
+	"trawler_warc_written_bytes_total":         func(p *Process, v int64) { p.WARCBytes = &v },
+	"trawler_cdxwriter_lag_records":            func(p *Process, v int64) { p.CDXLag = &v },
 	"trawler_kafka_consumer_dlq_records_total": func(p *Process, v int64) { p.DLQ = &v },
 }
 
