@@ -32,6 +32,7 @@ import (
 
 	"github.com/trawler-crawl/trawler/pkg/admin"
 	"github.com/trawler-crawl/trawler/pkg/admin/api"
+	"github.com/trawler-crawl/trawler/pkg/identity"
 	"github.com/trawler-crawl/trawler/pkg/robots"
 )
 
@@ -102,6 +103,10 @@ type Deps struct {
 	// Gatherer is this process's metrics: WARC files and bytes, CDX lag,
 	// dead-letter records; nil: not shown.
 	Gatherer prometheus.Gatherer
+	// InProcess are roles this process runs without an identity lease
+	// (a standalone's worker and renderer), counted alive with the
+	// leased ones by their Kind, "worker" or "renderer".
+	InProcess []identity.Holder
 	// Files are where this process's crawl.log, reports and WARCs are.
 	Files Files
 	// Logger records logins and actions (never a token); nil discards.

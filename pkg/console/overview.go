@@ -69,6 +69,13 @@ func (c *Console) readLive(ctx context.Context) Live {
 			l.Process.DiskFree, l.Process.DiskSize = &free, &size
 		}
 	}
+	for _, h := range c.d.InProcess {
+		if h.Kind == "renderer" {
+			l.Renderers = append(l.Renderers, h)
+		} else {
+			l.Workers = append(l.Workers, h)
+		}
+	}
 	if c.d.Redis != nil && c.d.API.Frontier != nil {
 		// The scopes the roles lease in: the stream's name for workers,
 		// with -render for renderers (services/worker, services/renderer).

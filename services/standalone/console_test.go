@@ -212,6 +212,18 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 		return ""
 	})
+	// The sparklines draw from the second rate on; five points read as a
+	// line (and make the overview's screenshot, docs/console-overview.png).
+	r.poll(time.Minute, func() string {
+		pts, ok := r.attr(`svg[data-spark="status.totals.uris"] polyline`, "points")
+		if n := len(strings.Fields(pts)); !ok || n < 5 {
+			return fmt.Sprintf("URIs/s sparkline has %d points", n)
+		}
+		return ""
+	})
+	if alive := r.text(`[data-live="workers"]`); alive != "1" {
+		t.Fatalf("workers alive: %q, want the run's one", alive)
+	}
 	if actor := r.text("#actor"); actor != "console:operator" {
 		t.Fatalf("actor shown: %q", actor)
 	}

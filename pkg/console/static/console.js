@@ -36,8 +36,9 @@
     while (svg.firstChild) { svg.removeChild(svg.firstChild); }
     if (values.length < 2) { return; }
     var max = Math.max.apply(null, values.concat([1e-9]));
-    var step = 120 / (sparkPoints - 1);
-    var x0 = 120 - step * (values.length - 1);
+    // Few points spread over the width; a full series scrolls.
+    var step = 120 / (values.length - 1);
+    var x0 = 0;
     var pts = values.map(function (v, i) {
       return (x0 + i * step).toFixed(1) + "," + (29 - 27 * v / max).toFixed(1);
     }).join(" ");
@@ -67,6 +68,42 @@
     return function () { clearTimeout(timer); };
   }
 
+  // row builds a table row of text cells; link (optional) makes the
+  // first cell a link. Text only: host names are crawled input.
+  function row(cells, link) {
+    var tr = document.createElement("tr");
+    cells.forEach(function (c, i) {
+      var td = document.createElement("td");
+      if (i > 0) { td.className = "num"; }
+      if (i === 0 && link) {
+        var a = document.createElement("a");
+        a.href = link;
+        a.textContent = c;
+        td.appendChild(a);
+      } else {
+        td.textContent = c;
+      }
+      tr.appendChild(td);
+    });
+    return tr;
+  }
+
+  function fillRows(id, rows) {
+    var body = document.getElementById(id);
+    if (!body) { return; }
+    while (body.firstChild) { body.removeChild(body.firstChild); }
+    rows.forEach(function (r) { body.appendChild(r); });
+  }
+
+  function tables(st) {
+    if (!st) { return; }
+    fillRows("top-hosts-rows", (st.top_hosts || []).map(function (h) {
+      return row([h.host, count(h.queued)], "/console/hosts?name=" + encodeURIComponent(h.host));
+    }));
+    var codes = Object.keys(st.totals.by_status || {}).sort();
+    fillRows("by-status-rows", codes.map(function (c) { return row([c, count(st.totals.by_status[c])]); }));
+  }
+
   function overview() {
     var last = null;
     var series = {};
@@ -88,6 +125,7 @@
           document.querySelectorAll('[data-spark="' + path + '"]').forEach(function (svg) { drawSpark(svg, s); });
         }
       });
+      tables(data.status);
       last = { at: at, data: data };
     });
   }
