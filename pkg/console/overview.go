@@ -39,13 +39,22 @@ type Process struct {
 	DiskSize      *int64 `json:"disk_size_bytes,omitempty"`
 }
 
-// The metrics the overview sums (this process's).
-var processMetrics = map[string]func(p *Process, v int64){
-	"trawler_warc_files_closed_total":          func(p *Process, v int64) { p.WARCFiles = &v },
-	"trawler_warc_open_files":                  func(p *Process, v int64) { p.WARCOpenFiles = &v },
-	"trawler_warc_written_bytes_total":         func(p *Process, v int64) { p.WARCBytes = &v },
-	"trawler_cdxwriter_lag_records":            func(p *Process, v int64) { p.CDXLag = &v },
-	"trawler_kafka_consumer_dlq_records_total": func(p *Process, v int64) { p.DLQ = &v },
+// processMetric says where a metric the overview sums goes; nil for the
+// metrics it does not show (this process's).
+func processMetric(name string) func(p *Process, v int64) {
+	switch name {
+	case "trawler_warc_files_closed_total":
+		return func(p *Process, v int64) { p.WARCFiles = &v }
+	case "trawler_warc_open_files":
+		return func(p *Process, v int64) { p.WARCOpenFiles = &v }
+	case "trawler_warc_written_bytes_total":
+		return func(p *Process, v int64) { p.WARCBytes = &v }
+	case "trawler_cdxwriter_lag_records":
+		return func(p *Process, v int64) { p.CDXLag = &v }
+	case "trawler_kafka_consumer_dlq_records_total":
+		return func(p *Process, v int64) { p.DLQ = &v }
+	}
+	return nil
 }
 
 func (c *Console) readLive(ctx context.Context) Live {
@@ -102,7 +111,7 @@ func (c *Console) readMetrics(p *Process) error {
 	}
 	mfs, err := c.d.Gatherer.Gather()
 	for _, mf := range mfs {
-		set := processMetrics[mf.GetName()]
+		set := processMetric(mf.GetName())
 		if set == nil {
 			continue
 		}

@@ -11,7 +11,9 @@ import (
 )
 
 // pageNames are the templates, each templates/<name>.html with the layout.
-var pageNames = []string{"login", "overview", "hosts", "host", "url", "control", "ack", "launches", "launch", "log", "error"}
+func pageNames() []string {
+	return []string{"login", "overview", "hosts", "host", "url", "control", "ack", "launches", "launch", "log", "error"}
+}
 
 // page is what every template gets.
 type page struct {
@@ -35,7 +37,7 @@ func parsePages() (map[string]*template.Template, error) {
 		"joinList": func(s []string) string { return strings.Join(s, ", ") },
 	}
 	out := map[string]*template.Template{}
-	for _, n := range pageNames {
+	for _, n := range pageNames() {
 		t, err := template.New("layout.html").Funcs(fm).ParseFS(templateFS, "templates/layout.html", "templates/"+n+".html")
 		if err != nil {
 			return nil, fmt.Errorf("console template %s: %w", n, err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawler-crawl/trawler/pkg/admin"
 	"github.com/trawler-crawl/trawler/pkg/messages"
 )
 
@@ -173,5 +174,21 @@ func TestSecurityHeadersAndNoInlineScript(t *testing.T) {
 		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") && inline.MatchString(body) {
 			t.Errorf("GET %s: inline script: %q", p, inline.FindString(body))
 		}
+	}
+}
+
+// Logins past maxSessions end the session closest to expiry, not the
+// newest: memory stays bounded and the operator who just logged in is in.
+func TestSessionsBounded(t *testing.T) {
+	now := time.Unix(0, 0)
+	ss := newSessions(time.Hour, func() time.Time { return now })
+	first, _ := ss.open(admin.ReadAccess)
+	for range maxSessions {
+		now = now.Add(time.Second)
+		ss.open(admin.ReadAccess)
+	}
+	last, _ := ss.open(admin.OperatorAccess)
+	if len(ss.byID) != maxSessions || ss.get(first) != nil || ss.get(last) == nil {
+		t.Fatalf("%d sessions; first kept %v, last kept %v", len(ss.byID), ss.get(first) != nil, ss.get(last) != nil)
 	}
 }

@@ -38,6 +38,10 @@ func (s *session) actor() string {
 // canAct reports whether the session may send commands.
 func (s *session) canAct() bool { return s.access == admin.OperatorAccess }
 
+// maxSessions bounds the logins kept: past it a login ends the one
+// closest to expiry, so a flood of logins cannot grow memory.
+const maxSessions = 1000
+
 // sessions are the logins, kept in memory: a restart logs everyone out,
 // which a console of one crawl process can afford. Ids are looked up by
 // their SHA-256, so a lookup's timing says nothing about a valid id.
@@ -67,6 +71,9 @@ func (ss *sessions) open(a admin.Access) (string, *session) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	ss.prune()
+	if len(ss.byID) >= maxSessions {
+		ss.dropSoonest()
+	}
 	ss.byID[sha256.Sum256([]byte(id))] = s
 	return id, s
 }
@@ -103,6 +110,18 @@ func (ss *sessions) prune() {
 			delete(ss.byID, k)
 		}
 	}
+}
+
+// dropSoonest ends the session closest to expiry; the caller holds mu.
+func (ss *sessions) dropSoonest() {
+	var key [32]byte
+	var soonest *session
+	for k, s := range ss.byID {
+		if soonest == nil || s.expires.Before(soonest.expires) {
+			key, soonest = k, s
+		}
+	}
+	delete(ss.byID, key)
 }
 
 // sameToken compares two tokens in constant time; empty never matches.
