@@ -115,7 +115,8 @@ func controlOf(r *http.Request) messages.Control {
 	m := messages.Control{Command: strings.TrimSpace(f.Get("command")), Scope: strings.TrimSpace(f.Get("scope")),
 		Host: strings.TrimSpace(f.Get("host")), Source: strings.TrimSpace(f.Get("source")),
 		Stream: strings.TrimSpace(f.Get("stream")), Action: strings.TrimSpace(f.Get("action")),
-		URLs: lines(f.Get("urls"), false), SURTs: lines(f.Get("surts"), false), Sheets: lines(f.Get("sheets"), true)}
+		URLs: lines(f.Get("urls"), false), SURTs: lines(f.Get("surts"), false), Sheets: lines(f.Get("sheets"), true),
+		Regex: strings.TrimSpace(f.Get("regex"))}
 	if m.Scope == messages.ScopeCrawl {
 		m.Scope = "" // the default, which every version reads
 	}
@@ -156,6 +157,9 @@ func describe(m messages.Control) string {
 	parts = append(parts, m.SURTs...)
 	if len(m.Sheets) > 0 {
 		parts = append(parts, "sheets "+strings.Join(m.Sheets, ", "))
+	}
+	if m.Regex != "" {
+		parts = append(parts, "matching "+m.Regex)
 	}
 	return strings.Join(parts, " ")
 }

@@ -103,6 +103,8 @@ func TestBadInput(t *testing.T) {
 		{"terminate unconfirmed", url.Values{"command": {"terminate"}}, "terminate needs its confirm box ticked"},
 		{"exclusion unconfirmed", url.Values{"command": {"exclusions"}, "urls": {"http://a.test/x"}}, "exclusions needs its confirm box ticked"},
 		{"seeds without URLs", url.Values{"command": {"seeds"}, "urls": {"\n \n"}}, `needs a non-empty &#34;urls&#34; list`},
+		{"delete unconfirmed", url.Values{"command": {"delete"}, "regex": {"/cal/"}}, "delete needs its confirm box ticked"},
+		{"delete with a bad regex", url.Values{"command": {"delete"}, "regex": {"(unclosed"}, "confirm": {"yes"}}, "regex: error parsing regexp"},
 		{"sheets without names", url.Values{"command": {"sheets"}, "urls": {"http://a.test/"}}, `needs a non-empty &#34;sheets&#34; list`},
 	} {
 		tt.form.Set("csrf", csrf)
