@@ -10,6 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/trawler-crawl/trawler/pkg/admin/api"
+	"github.com/trawler-crawl/trawler/pkg/frontier"
 	"github.com/trawler-crawl/trawler/pkg/identity"
 )
 
@@ -20,9 +21,12 @@ type Live struct {
 	At     time.Time   `json:"at"`
 	Status *api.Status `json:"status,omitempty"`
 	// Process is what this process's metrics say (not the whole cluster's).
-	Process   Process           `json:"process"`
-	Workers   []identity.Holder `json:"workers"`
-	Renderers []identity.Holder `json:"renderers"`
+	Process Process `json:"process"`
+	// BackingOff are the hosts a 429 or 503 holds back, longest wait
+	// first: the sites rate-limiting the crawl.
+	BackingOff []frontier.BackOff `json:"backing_off"`
+	Workers    []identity.Holder  `json:"workers"`
+	Renderers  []identity.Holder  `json:"renderers"`
 	// Errors lists the parts that could not be read.
 	Errors []string `json:"errors,omitempty"`
 }
@@ -38,6 +42,9 @@ type Process struct {
 	DiskFree      *int64 `json:"disk_free_bytes,omitempty"`
 	DiskSize      *int64 `json:"disk_size_bytes,omitempty"`
 }
+
+// shownBackOffs is how many rate-limited hosts the overview names.
+const shownBackOffs = 10
 
 // processMetric says where a metric the overview sums goes; nil for the
 // metrics it does not show (this process's).
@@ -58,13 +65,20 @@ func processMetric(name string) func(p *Process, v int64) {
 }
 
 func (c *Console) readLive(ctx context.Context) Live {
-	l := Live{At: c.now().UTC(), Workers: []identity.Holder{}, Renderers: []identity.Holder{}}
+	l := Live{At: c.now().UTC(), BackingOff: []frontier.BackOff{}, Workers: []identity.Holder{}, Renderers: []identity.Holder{}}
 	if c.d.API.Frontier == nil {
 		l.Errors = append(l.Errors, "status: no frontier on this role")
 	} else if st, err := c.status.Read(ctx); err != nil {
 		l.Errors = append(l.Errors, "status: "+err.Error())
 	} else {
 		l.Status = st
+	}
+	if f := c.d.API.Frontier; f != nil {
+		bo, err := f.BackingOff(ctx, shownBackOffs)
+		if err != nil {
+			l.Errors = append(l.Errors, "back-offs: "+err.Error())
+		}
+		l.BackingOff = bo
 	}
 	if err := c.readMetrics(&l.Process); err != nil {
 		l.Errors = append(l.Errors, "metrics: "+err.Error())

@@ -1,10 +1,14 @@
 package frontier
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -90,3 +94,42 @@ func (f *Frontier) liveItems(ctx context.Context, p, host string, items []string
 // IsUnknownHost reports whether err is Host's answer for a host the
 // frontier does not know.
 func IsUnknownHost(err error) bool { return errors.Is(err, errNoHost) }
+
+// BackOff is a host waiting out a back-off that a 429 or 503 asked for.
+type BackOff struct {
+	Host string `json:"host"`
+	// Status is the status that asked for it, InARow how many such
+	// answers came in a row, Until when the wait ends.
+	Status int       `json:"status"`
+	InARow int       `json:"in_a_row"`
+	Until  time.Time `json:"until"`
+}
+
+// BackingOff lists up to n hosts backing off now, the longest wait first
+// (a site rate-limiting the crawl hardest is the one to look at), across
+// every shard. Read-only.
+func (f *Frontier) BackingOff(ctx context.Context, n int) ([]BackOff, error) {
+	n = min(max(n, 0), maxNextURIs)
+	if n == 0 {
+		return nil, nil
+	}
+	now := strconv.FormatInt(ms(f.now()), 10)
+	var out []BackOff
+	for _, p := range f.prefixes {
+		zs, err := f.rdb.ZRevRangeByScoreWithScores(ctx, p+"backoff", &redis.ZRangeBy{Min: "(" + now, Max: "+inf", Count: int64(n)}).Result()
+		if err != nil {
+			return nil, fmt.Errorf("frontier %s back-offs: %w", f.name, err)
+		}
+		for _, z := range zs {
+			host, _ := z.Member.(string)
+			vals, err := f.rdb.HMGet(ctx, p+"h:"+host, "bo", "bs").Result()
+			if err != nil {
+				return nil, fmt.Errorf("frontier %s back-off of %s: %w", f.name, host, err)
+			}
+			out = append(out, BackOff{Host: host, InARow: int(toInt(vals[0])), Status: int(toInt(vals[1])),
+				Until: time.UnixMilli(int64(z.Score)).UTC()})
+		}
+	}
+	slices.SortFunc(out, func(a, b BackOff) int { return cmp.Or(b.Until.Compare(a.Until), strings.Compare(a.Host, b.Host)) })
+	return out[:min(len(out), n)], nil
+}

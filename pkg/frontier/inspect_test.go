@@ -3,6 +3,7 @@ package frontier
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -69,6 +70,52 @@ func TestNextURIs(t *testing.T) {
 		}
 		if none, err := f.NextURIs(ctx, "unknown.test", 10); err != nil || len(none) != 0 {
 			t.Fatalf("unknown host: %+v %v", none, err)
+		}
+	})
+}
+
+// BackingOff lists the hosts a 429 or 503 holds back, the longest wait
+// first, with the status and how many came in a row; n bounds the list,
+// and a host whose back-off ended is no longer listed.
+func TestBackingOff(t *testing.T) {
+	forBackends(t, func(t *testing.T, rdb *redis.Client) {
+		ck := newClock()
+		f := newTestFrontier(t, rdb, ck, Options{})
+		ctx := context.Background()
+		pol := backOffPolicy()
+		admit(t, f, cand("slow.test", "/a", "", true), cand("busy.test", "/a", "", true), cand("fine.test", "/a", "", true))
+		for _, c := range claim(t, f, 3) {
+			var o Outcome
+			switch c.Host {
+			case "slow.test": // Retry-After: 3 s, longer than busy's first back-off (1 s base)
+				d := pol.DecideThrottle(c, 429, 3*time.Second, ck.now())
+				o = Outcome{Claim: c, Status: 429, Policy: pol, Decision: &d}
+			case "busy.test":
+				o = Outcome{Claim: c, Status: 503, Policy: pol}
+			default:
+				o = Outcome{Claim: c, Status: 200, Policy: pol}
+			}
+			if _, err := f.Complete(ctx, []Outcome{o}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := f.BackingOff(ctx, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 || got[0].Host != "slow.test" || got[0].Status != 429 || got[0].InARow != 1 ||
+			!got[0].Until.Equal(ck.now().Add(3*time.Second)) || got[1].Host != "busy.test" || got[1].Status != 503 {
+			t.Fatalf("backing off: %+v", got)
+		}
+		if one, _ := f.BackingOff(ctx, 1); len(one) != 1 || one[0].Host != "slow.test" {
+			t.Fatalf("n=1: %+v", one)
+		}
+		if none, _ := f.BackingOff(ctx, 0); len(none) != 0 {
+			t.Fatalf("n=0: %+v", none)
+		}
+		ck.add(2500 * time.Millisecond) // busy's back-off (1 s, jittered) is over
+		if got, _ := f.BackingOff(ctx, 10); len(got) != 1 || got[0].Host != "slow.test" {
+			t.Fatalf("after busy's back-off: %+v", got)
 		}
 	})
 }

@@ -104,6 +104,23 @@
     fillRows("by-status-rows", codes.map(function (c) { return row([c, count(st.totals.by_status[c])]); }));
   }
 
+  function backOffs(list) {
+    var notice = document.getElementById("backing-off-notice");
+    var ul = document.getElementById("backing-off-list");
+    if (!notice || !ul) { return; }
+    while (ul.firstChild) { ul.removeChild(ul.firstChild); }
+    (list || []).forEach(function (b) {
+      var li = document.createElement("li");
+      var a = document.createElement("a");
+      a.href = "/console/host?h=" + encodeURIComponent(b.host);
+      a.textContent = b.host;
+      li.appendChild(a);
+      li.appendChild(document.createTextNode(" status " + b.status + ", " + b.in_a_row + " in a row, until " + b.until));
+      ul.appendChild(li);
+    });
+    notice.hidden = !list || list.length === 0;
+  }
+
   function overview() {
     var last = null;
     var series = {};
@@ -126,6 +143,7 @@
         }
       });
       tables(data.status);
+      backOffs(data.backing_off);
       last = { at: at, data: data };
     });
   }
