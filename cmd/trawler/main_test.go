@@ -129,6 +129,8 @@ func TestBadConfiguration(t *testing.T) {
 		{"invalid renderer config", nil, []string{"renderer", "--tabs", "0", "--renderer-id", "a/b"}, 1, "tabs 0"},
 		{"topics without verb", nil, []string{"topics"}, 2, "usage"},
 		{"worker token file missing", nil, []string{"worker", "--redis", noRedis, "--admin-token-file", filepath.Join(dir, "none")}, 1, "admin token file: open"},
+		{"worker wayback template without {url}", nil, []string{"worker", "--redis", noRedis, "--wayback-url", "http://w/{timestamp}/"}, 1, "has no {url} to replace"},
+		{"standalone wayback template not http", nil, []string{"standalone", "--seed", "http://example.com/", "--wayback-url", "ftp://w/{url}"}, 1, "want an absolute http(s) URL"},
 		{"cdxwriter token file empty", nil, []string{"cdxwriter", "--redis", noRedis, "--admin-token-file", empty}, 1, "is empty"},
 		{"invalid provenance config", nil, []string{"provenance", "--redis", noRedis, "--crawl", "xx"}, 1, "invalid configuration"},
 		{"invalid cdxwriter redis", nil, []string{"cdxwriter", "--redis", "nohost"}, 1, `address "nohost"`},

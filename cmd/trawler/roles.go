@@ -17,6 +17,7 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/admin"
 	"github.com/trawler-crawl/trawler/pkg/admin/api"
 	"github.com/trawler-crawl/trawler/pkg/cdxindex"
+	"github.com/trawler-crawl/trawler/pkg/console"
 	"github.com/trawler-crawl/trawler/pkg/explain"
 	"github.com/trawler-crawl/trawler/pkg/kafka"
 	"github.com/trawler-crawl/trawler/pkg/profile"
@@ -147,13 +148,18 @@ func runWorker(ctx context.Context, args []string, _, stderr io.Writer) error {
 	var sf serviceFlags
 	var wc worker.Config
 	var tf tokenFlags
+	var cc console.Config
 	sf.register(fs)
 	wc.RegisterFlags(fs)
-	tf.register(fs, "file holding the bearer token of the admin API (/api/v1/), re-read when it changes; empty: API off")
+	cc.RegisterFlags(fs)
+	tf.register(fs, "file holding the bearer token of the admin API (/api/v1/) and the console (/console/), re-read when it changes; empty: both off")
 	cdxURL := fs.String("cdx-url", "", "OutbackCDX-compatible API whose captures the admin API's explain lists (e.g. http://cdxwriter:8081)")
 	env, rdb, stop, err := sf.start(ctx, fs, args, stderr, "worker", func() (err error) {
 		if err = wc.Validate(); err == nil {
 			err = tf.check()
+		}
+		if err == nil {
+			err = cc.Validate()
 		}
 		return err
 	})
@@ -182,15 +188,26 @@ func runWorker(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if *cdxURL != "" {
 		hist = explain.CDXAPI{URL: *cdxURL, Collection: wc.Crawl}
 	}
-	h, closeAPI, err := api.Build(ctx, api.Setup{Profile: env.profile, Redis: rdb, Frontier: w.Frontier(), Kafka: kc,
+	ad, closeAPI, err := api.BuildDeps(ctx, api.Setup{Profile: env.profile, Redis: rdb, Frontier: w.Frontier(), Kafka: kc,
 		Crawl: wc.Crawl, Stream: wc.Stream, BaseDir: wc.DataDir, Version: buildVersion(), History: hist,
 		LimitReached: w.LimitReached, Logger: env.log})
 	if err != nil {
 		return err
 	}
 	defer closeAPI()
-	if err := env.admin.MountAPI(tokens, h); err != nil {
+	if err := env.admin.MountAPI(tokens, api.Handler(ad)); err != nil {
 		return err
+	}
+	if tokens.Configured() {
+		// Whatever serves the API serves the console, over the same deps.
+		con, err := console.New(cc, console.Deps{API: ad, Tokens: tokens, Redis: rdb, Gatherer: env.reg,
+			Files: console.Files{DataDir: wc.DataDir, LogDir: wc.LogDir()}, Logger: env.log.With("part", "console")})
+		if err != nil {
+			return err
+		}
+		if err := env.admin.MountConsole(tokens, con); err != nil {
+			return err
+		}
 	}
 	err = w.Run(ctx)
 	env.log.Info("stopped", "err", err)

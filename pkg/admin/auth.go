@@ -87,6 +87,9 @@ func RequireToken(token string, next http.Handler) http.Handler {
 // errNoHandler is returned by MountAPI for a nil handler.
 var errNoHandler = errors.New("admin API: nil handler")
 
+// errNoConsole is returned by MountConsole for a nil handler.
+var errNoConsole = errors.New("admin console: nil handler")
+
 // MountAPI serves api under APIPrefix behind the bearer tokens: the
 // operator token may do anything, the read-only token only GET (see
 // Tokens.Require). With neither the API stays off (every /api/v1/ request
@@ -107,5 +110,29 @@ func (s *Server) MountAPI(tokens Tokens, api http.Handler) error {
 	s.logger.Info("admin API on, bearer token required", "path", APIPrefix,
 		"operator_token", tokens.Operator != nil, "read_only_token", tokens.ReadOnly != nil)
 	s.mux.Handle(APIPrefix, tokens.Require(api))
+	return nil
+}
+
+// ConsolePrefix is where the operator console (pkg/console) lives on the
+// admin listener; / redirects there.
+const ConsolePrefix = "/console/"
+
+// MountConsole serves the operator console under ConsolePrefix. The
+// console keeps its own sessions, opened with the same tokens as the API
+// (pkg/console); with no token configured it stays off, as the API does,
+// and says so.
+func (s *Server) MountConsole(tokens Tokens, console http.Handler) error {
+	if console == nil {
+		return errNoConsole
+	}
+	if !tokens.Configured() {
+		s.mux.HandleFunc(ConsolePrefix, func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, "console off: no admin token configured (--admin-token-file)", http.StatusNotFound)
+		})
+		return nil
+	}
+	s.logger.Info("operator console on", "path", ConsolePrefix)
+	s.mux.Handle(ConsolePrefix, console)
+	s.mux.Handle("GET /{$}", http.RedirectHandler(ConsolePrefix, http.StatusSeeOther))
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/trawler-crawl/trawler/pkg/console"
 )
 
 // Default listen addresses, all on loopback.
@@ -99,6 +101,9 @@ type Config struct {
 	// filesystem has less free space (the worker's disk guard); 0: never.
 	MinFreeDiskBytes int64
 	Chromium         string
+	// Console configures the operator console on the admin listener
+	// (/console/): replay links, sessions.
+	Console console.Config
 }
 
 // stringList is a repeatable flag.
@@ -147,6 +152,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Render, "render", renderAuto, "render pages the profile hands off (render.handOff) in headless Chromium: auto (when Chromium is installed), on, off")
 	fs.IntVar(&c.RenderTabs, "render-tabs", 2, "pages rendered at once")
 	fs.Int64Var(&c.MinFreeDiskBytes, "min-free-disk-bytes", 256<<20, "stop claiming while the data directory's filesystem has less free space than this; resumes when space returns (0: never)")
+	c.Console.RegisterFlags(fs)
 	fs.StringVar(&c.Chromium, "chromium", "", "Chromium binary (default: chromium, chromium-browser or google-chrome in PATH)")
 }
 
@@ -182,6 +188,7 @@ func (c Config) Validate() error {
 	for _, s := range c.Seeds {
 		errs = append(errs, checkSeed(s))
 	}
+	errs = append(errs, c.Console.Validate())
 	if len(c.Feeds) > 0 {
 		if _, err := time.LoadLocation(c.TimeZone); err != nil || c.TimeZone == "" {
 			errs = append(errs, fmt.Errorf("--feed-time-zone %q: want an IANA time zone, e.g. Europe/London or UTC", c.TimeZone))

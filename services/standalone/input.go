@@ -218,6 +218,7 @@ func printListeners(w io.Writer, dataDir string, e Endpoints, crawl string) {
 	admin := dialable(e.Admin)
 	fmt.Fprintf(w, "Listening (also in %s):\n", filepath.Join(dataDir, EndpointsFile))
 	fmt.Fprintf(w, "  admin  http://%s/  /metrics, /healthz, /readyz; /api/v1/ for trawler ctl --api http://%s\n", admin, admin)
+	fmt.Fprintf(w, "  console  http://%s/console/  operator console; log in with the token in %s\n", admin, e.AdminTokenFile)
 	if e.CDX != "" {
 		fmt.Fprintf(w, "  CDX    http://%s/%s  OutbackCDX API of the crawl's index\n", dialable(e.CDX), crawl)
 	}

@@ -240,7 +240,7 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	if lns.cdx != nil {
 		cdeps.API, cdeps.APIListener = ix.Handler(ccfg.APIOptions(tokens, cdeps.Logger)), lns.cdx
 	}
-	apiHandler, closeAPI, err := api.Build(ctx, api.Setup{Profile: d.Profile, Redis: cl.rdb, Frontier: w.Frontier(),
+	apiDeps, closeAPI, err := api.BuildDeps(ctx, api.Setup{Profile: d.Profile, Redis: cl.rdb, Frontier: w.Frontier(),
 		Kafka: cl.kafka, Crawl: cfg.Crawl, Stream: cfg.Stream, BaseDir: cfg.DataDir, Version: d.Version,
 		History:      explain.CDXAPI{Handler: ix.Handler(cdxindex.HandlerOptions{ReadOnly: true}), Collection: cfg.Crawl},
 		LimitReached: w.LimitReached, Logger: log.With("role", "api")})
@@ -248,7 +248,10 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 		return nil, err
 	}
 	defer closeAPI()
-	if err := adm.MountAPI(tokens, apiHandler); err != nil {
+	if err := adm.MountAPI(tokens, api.Handler(apiDeps)); err != nil {
+		return nil, err
+	}
+	if err := mountConsole(adm, cfg, d, apiDeps, tokens, cl.rdb, wcfg, rcfg != nil, log); err != nil { // console.go
 		return nil, err
 	}
 	cw, err := cdxwriter.New(ccfg, cdeps)

@@ -19,7 +19,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trawler-crawl/trawler/internal/costcache"
 	"github.com/trawler-crawl/trawler/pkg/control"
 	"github.com/trawler-crawl/trawler/pkg/explain"
 	"github.com/trawler-crawl/trawler/pkg/frontier"
@@ -72,18 +71,9 @@ func Handler(d Deps) http.Handler {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	h := &handler{d: d}
-	if d.Frontier != nil {
-		// A read of the top hosts scans every host's queue: about 7 s at
-		// a million hosts, so one read serves the statuses of the next
-		// ten times as long, and a status waits for a new one 2 s at
-		// most (internal/costcache).
-		h.top = costcache.New(func(ctx context.Context) ([]frontier.HostCount, error) {
-			return d.Frontier.TopQueuedHostNames(ctx, d.TopHosts)
-		}, costcache.Options{})
-	}
+	h := &handler{d: d, status: NewStatusReader(d)}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/api/v1/status", h.status)
+	mux.HandleFunc("/api/v1/status", h.serveStatus)
 	mux.HandleFunc("/api/v1/control", h.control)
 	mux.HandleFunc("/api/v1/control/{id}", h.ack)
 	mux.HandleFunc("/api/v1/explain", h.explain)
@@ -95,8 +85,8 @@ func Handler(d Deps) http.Handler {
 }
 
 type handler struct {
-	d   Deps
-	top *costcache.Cache[[]frontier.HostCount]
+	d      Deps
+	status *StatusReader
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -201,7 +191,7 @@ type Limits struct {
 	Reached              string  `json:"reached,omitempty"`
 }
 
-func (h *handler) status(w http.ResponseWriter, r *http.Request) {
+func (h *handler) serveStatus(w http.ResponseWriter, r *http.Request) {
 	if !allow(w, r, http.MethodGet) {
 		return
 	}
@@ -209,72 +199,12 @@ func (h *handler) status(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "no frontier to report on")
 		return
 	}
-	st, err := h.readStatus(r.Context())
+	st, err := h.status.Read(r.Context())
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, err.Error())
 		return
 	}
 	writeJSON(w, http.StatusOK, st)
-}
-
-func (h *handler) readStatus(ctx context.Context) (*Status, error) {
-	f := h.d.Frontier
-	s, err := f.Stats(ctx)
-	if err != nil {
-		return nil, err
-	}
-	t, err := f.Totals(ctx)
-	if err != nil {
-		return nil, err
-	}
-	top, topAt, err := h.top.Get(ctx)
-	if err != nil && topAt.IsZero() {
-		return nil, err
-	}
-	if err != nil {
-		h.d.Logger.Warn("status: the top hosts could not be read; showing the last list", "read_at", topAt, "err", err)
-	}
-	targets, err := f.TargetCounts(ctx)
-	if err != nil {
-		return nil, err
-	}
-	st := &Status{Crawl: h.d.Crawl, Frontier: f.Name(), At: time.Now().UTC(), Queued: s.Queued, InFlight: s.InFlight,
-		Paused: s.Paused, Held: s.Held, Targets: targets[:min(len(targets), h.d.TopTargets)], TargetsTotal: len(targets),
-		Hosts: Hosts{Total: s.Hosts, Ready: s.ReadyHosts, Snoozed: s.SnoozedHosts, Busy: s.BusyHosts,
-			Exhausted: s.ExhaustedHosts, Paused: s.PausedHosts, BackingOff: s.BackingOffHosts},
-		Retry: Retry{Hosts: s.RetryHosts, URIs: s.RetryURIs},
-		Totals: Totals{URIs: t.URIs, Bytes: t.Bytes, Downloaded: t.Downloaded, Novel: t.Novel, NovelBytes: t.NovelBytes,
-			Retries: t.Retries, ByStatus: map[string]int64{}},
-	}
-	if !s.NextRetry.IsZero() {
-		n := s.NextRetry.UTC()
-		st.Retry.Next = &n
-	}
-	for code, n := range t.ByStatus {
-		st.Totals.ByStatus[fmt.Sprint(code)] = n
-	}
-	for _, c := range top {
-		st.TopHosts = append(st.TopHosts, HostCount{c.Host, c.Queued})
-	}
-	if !topAt.IsZero() {
-		at := topAt.UTC()
-		st.TopHostsAt = &at
-	}
-	l := h.d.Limits
-	st.Limits = Limits{MaxDocumentsDownload: l.MaxDocumentsDownload, MaxBytesDownload: l.MaxBytesDownload,
-		MaxNovelUrls: l.MaxNovelUrls, MaxNovelBytes: l.MaxNovelBytes, MaxTimeSeconds: l.MaxTimeSeconds}
-	var elapsed time.Duration
-	if start, err := f.CrawlStart(ctx); err == nil && !start.IsZero() {
-		elapsed = time.Since(start)
-		st.Limits.ElapsedSeconds = elapsed.Round(time.Millisecond).Seconds()
-	}
-	if h.d.LimitReached != nil {
-		st.Limits.Reached = h.d.LimitReached()
-	}
-	if st.Limits.Reached == "" && l != (profile.Limits{}) {
-		st.Limits.Reached = frontier.LimitReached(l, t, elapsed)
-	}
-	return st, nil
 }
 
 // maxControlBytes bounds a control command's body; seed lists are the
@@ -309,14 +239,30 @@ func (h *handler) control(w http.ResponseWriter, r *http.Request) {
 	if c.By == "" && c.IssuedBy == "" {
 		c.By = "admin-api"
 	}
-	id, err := h.d.Send(r.Context(), c)
+	id, err := SendControl(r.Context(), h.d, c)
 	if err != nil {
-		writeError(w, http.StatusBadGateway, "send control command: "+err.Error())
+		writeError(w, http.StatusBadGateway, err.Error())
 		return
 	}
-	h.d.Logger.Info("control command sent", "id", id, "command", c.Command, "scope", c.EffectiveScope(),
-		"target", c.Target, "urls", len(c.URLs), "surts", len(c.SURTs), "by", c.Who())
 	writeJSON(w, http.StatusAccepted, ControlAccepted{ID: id, Topic: control.Topic(h.d.Crawl), Command: c.Command})
+}
+
+// SendControl produces c with d.Send and logs who sent what, as POST
+// /api/v1/control does; the operator console (pkg/console) sends through
+// it too. c must be valid (messages.Control.Validate).
+func SendControl(ctx context.Context, d Deps, c messages.Control) (string, error) {
+	if d.Send == nil {
+		return "", errors.New("control commands cannot be sent from this role (no Kafka producer)")
+	}
+	id, err := d.Send(ctx, c)
+	if err != nil {
+		return "", fmt.Errorf("send control command: %w", err)
+	}
+	if d.Logger != nil {
+		d.Logger.Info("control command sent", "id", id, "command", c.Command, "scope", c.EffectiveScope(),
+			"host", c.Host, "target", c.Target, "urls", len(c.URLs), "surts", len(c.SURTs), "by", c.Who())
+	}
+	return id, nil
 }
 
 func (h *handler) ack(w http.ResponseWriter, r *http.Request) {

@@ -39,25 +39,36 @@ type Setup struct {
 // Build returns the API handler for s and a function releasing what it
 // opened (the explainer's scope engine, the control producer).
 func Build(ctx context.Context, s Setup) (http.Handler, func(), error) {
+	d, release, err := BuildDeps(ctx, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return Handler(d), release, nil
+}
+
+// BuildDeps opens what the API reads and drives for s, for Handler and for
+// the operator console (pkg/console), which serves the same crawl from the
+// same explainer, producer and stores; the function returned releases them.
+func BuildDeps(ctx context.Context, s Setup) (Deps, func(), error) {
 	if s.Crawl == "dc" {
 		s.Stream = "" // its history is the crawl's own, as the worker reads it
 	}
 	ex, err := explain.New(ctx, explain.Config{Profile: s.Profile, Redis: s.Redis, Frontier: s.Frontier, Crawl: s.Crawl,
 		Stream: s.Stream, BaseDir: s.BaseDir, Version: s.Version, History: s.History, Logger: s.Logger})
 	if err != nil {
-		return nil, nil, fmt.Errorf("admin API: %w", err)
+		return Deps{}, nil, fmt.Errorf("admin API: %w", err)
 	}
 	kc := s.Kafka
 	kc.ClientID += "-admin-api"
 	cl, err := kafka.NewClient(kc)
 	if err != nil {
 		_ = ex.Close()
-		return nil, nil, fmt.Errorf("admin API control producer: %w", err)
+		return Deps{}, nil, fmt.Errorf("admin API control producer: %w", err)
 	}
-	h := Handler(Deps{Crawl: s.Crawl, Frontier: s.Frontier, Limits: s.Profile.Limits, LimitReached: s.LimitReached,
+	d := Deps{Crawl: s.Crawl, Frontier: s.Frontier, Limits: s.Profile.Limits, LimitReached: s.LimitReached,
 		Explainer: ex, Send: KafkaSender(cl, s.Crawl), Acks: RedisAcks(s.Redis, s.Crawl), Logger: s.Logger,
-		HarvestStats: harveststats.New(s.Redis, s.Crawl, nil)})
-	return h, func() {
+		HarvestStats: harveststats.New(s.Redis, s.Crawl, nil)}
+	return d, func() {
 		cl.Close()
 		_ = ex.Close()
 	}, nil
