@@ -1,0 +1,302 @@
+// Package qa_test is issue 35's acceptance: crawls of the synthetic web's
+// scripted page, replayed from the archive alone in Chromium and scored,
+// and a patch crawl of what the replay found missing.
+package qa_test
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/trawler-crawl/trawler/pkg/browser"
+	"github.com/trawler-crawl/trawler/pkg/cdxindex"
+	"github.com/trawler-crawl/trawler/pkg/embedded"
+	"github.com/trawler-crawl/trawler/pkg/kafka"
+	"github.com/trawler-crawl/trawler/pkg/mitm"
+	"github.com/trawler-crawl/trawler/pkg/profile"
+	"github.com/trawler-crawl/trawler/pkg/qa"
+	"github.com/trawler-crawl/trawler/pkg/replay"
+	"github.com/trawler-crawl/trawler/pkg/streamname"
+	"github.com/trawler-crawl/trawler/pkg/testweb"
+	"github.com/trawler-crawl/trawler/services/standalone"
+)
+
+const (
+	crawl  = "fc"
+	stream = "npld"
+)
+
+func needChromium(t *testing.T) {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if _, err := exec.LookPath(name); err == nil {
+			return
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("CI=true: no Chromium (scripts/install-test-deps.sh installs it)")
+	}
+	t.Skip("no Chromium installed")
+}
+
+// site serves the synthetic web with its scripted pages, and the profile
+// that may fetch the site's own address and nothing else of loopback.
+func site(t *testing.T) (*testweb.Server, string, profile.Profile, string) {
+	t.Helper()
+	s, err := testweb.Generate(testweb.Config{Seed: 35, Hosts: 1, PagesPerHost: 5, Scripted: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := s.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	ips, err := srv.Resolver().LookupIPAddr(context.Background(), s.HostName(0))
+	if err != nil || len(ips) == 0 {
+		t.Fatalf("resolve %s: %v", s.HostName(0), err)
+	}
+	p := profile.Default()
+	p.Crawl.Name = crawl
+	p.Politeness = profile.Politeness{}
+	p.Fetch.AllowAddresses = []string{ips[0].IP.String() + "/32"}
+	p.Robots.Policy = profile.RobotsObey
+	p.Render.ScrollSteps = 2
+	return srv, strings.TrimSuffix(srv.Seeds()[0], "/") + testweb.PathScripted, p, ips[0].IP.String()
+}
+
+// crawlOnce runs the standalone on dir until idle.
+func crawlOnce(t *testing.T, dir string, seeds []string, render string, p profile.Profile, srv *testweb.Server) *standalone.Summary {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	sum, err := standalone.Run(ctx, standalone.Config{
+		DataDir: dir, Seeds: seeds, UntilIdle: true, KafkaListen: "127.0.0.1:0", AdminAddr: "127.0.0.1:0",
+		Crawl: crawl, Stream: stream, Threads: 4, Partitions: 2, TimeZone: "Europe/London", Render: render, RenderTabs: 1,
+	}, standalone.Deps{Profile: p, Resolver: srv.Resolver(), Logger: slog.New(slog.DiscardHandler),
+		Registry: prometheus.NewRegistry(), Version: "test"})
+	if err != nil {
+		t.Fatalf("crawl: %v", err)
+	}
+	t.Logf("crawl (render %s): %d URIs, by status %v", render, sum.URIs, sum.ByStatus)
+	return sum
+}
+
+// checker is QA over the crawl in dir: its index, its WARCs, a browser.
+type checker struct {
+	t    *testing.T
+	dir  string
+	sum  *standalone.Summary
+	pool *browser.Pool
+	ca   *mitm.CA
+	ua   string
+}
+
+func newChecker(t *testing.T, p profile.Profile) *checker {
+	t.Helper()
+	ca, err := mitm.NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := browser.New(context.Background(), browser.Config{Tabs: 2, PageTimeout: 60 * time.Second,
+		SPKIHashes: []string{ca.SPKIHash()}, NoSandbox: true, DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pool.Close() })
+	return &checker{t: t, pool: pool, ca: ca, ua: p.UserAgent("test")}
+}
+
+// run checks every page of the crawl's logs and returns the report.
+func (c *checker) run(sum *standalone.Summary, dir string) *qa.Report {
+	t := c.t
+	t.Helper()
+	ix, err := cdxindex.Open(sum.CDXPath, cdxindex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ix.Close() }()
+	r, err := replay.New(replay.Options{Index: replay.NewCDXIndex(ix, crawl), Records: replay.NewDirs(sum.WARCDir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "logs", "*", "crawl.log"))
+	pages, bad, err := qa.ReadPages(logs, qa.Selection{})
+	if err != nil || len(bad) > 0 {
+		t.Fatalf("pages: %v, bad lines %v", err, bad)
+	}
+	ch, err := qa.NewChecker(qa.Options{Resolver: r, Browser: c.pool, CA: c.ca, UserAgent: c.ua, ScrollSteps: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	return qa.NewReport(ch.Run(ctx, pages, 2), bad, time.Now())
+}
+
+// counting listens where the web was, so a connection the replay makes
+// to it is counted rather than refused unseen.
+type counting struct {
+	ln net.Listener
+	n  atomic.Int64
+}
+
+func listenCounting(t *testing.T, addr string) *counting {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("listen on the site's address %s: %v", addr, err)
+	}
+	c := &counting{ln: ln}
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.n.Add(1)
+			_ = conn.Close()
+		}
+	}()
+	t.Cleanup(func() { _ = ln.Close() })
+	return c
+}
+
+// takeOverWeb stops the synthetic web and listens, counting, on its
+// address and its trap's: from here on any connection is the replay
+// reaching outside the archive.
+func takeOverWeb(t *testing.T, srv *testweb.Server, ip string, page string) []*counting {
+	t.Helper()
+	port := strings.TrimPrefix(page[strings.LastIndex(page, ":"):], ":")
+	port = port[:strings.Index(port, "/")]
+	trap := srv.TrapAddr()
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return []*counting{listenCounting(t, net.JoinHostPort(ip, port)), listenCounting(t, trap)}
+}
+
+func result(t *testing.T, r *qa.Report, url string) qa.PageResult {
+	t.Helper()
+	for _, p := range r.Results {
+		if p.URL == url {
+			return p
+		}
+	}
+	t.Fatalf("no QA result for %s in %s", url, r.Summary())
+	return qa.PageResult{}
+}
+
+// patch sends the report's missing URLs to the crawl's tocrawl topic on
+// the broker kept in dir, as `trawler qa --patch` does on a running crawl.
+func patch(t *testing.T, dir string, r *qa.Report) qa.Patch {
+	t.Helper()
+	p, err := qa.PatchLaunches(r, qa.PatchBounds{}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	k, err := embedded.StartKafka(ctx, embedded.KafkaOptions{DataDir: filepath.Join(dir, "kafka")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = k.Close() }()
+	cl, err := kafka.NewClient(kafka.Config{Brokers: k.Brokers(), ClientID: "qa-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := qa.Publish(ctx, cl, streamname.Topic(crawl, stream, "tocrawl"), p, nil); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The scripted page crawled without rendering and without speculative
+// extraction from scripts (a crawl that runs no script and reads none)
+// lacks what its script asks for; QA finds it, the patch crawl fetches
+// it, and a second QA scores higher with fewer URLs missing. The replay
+// never reaches the web.
+func TestPatchCrawlImprovesReplay(t *testing.T) {
+	needChromium(t)
+	srv, page, p, ip := site(t)
+	p.Extract.Javascript = false
+	dir := t.TempDir()
+	sum := crawlOnce(t, dir, []string{page}, "off", p, srv)
+
+	c := newChecker(t, p)
+	first := c.run(sum, dir)
+	t.Logf("QA 1 (plain crawl): %s", first.Summary())
+	r1 := result(t, first, page)
+	t.Logf("QA 1 %s: score %.3f %s, outcomes %v, missing %v", page, r1.Score, r1.Severity, r1.Outcomes, r1.Missing)
+	host := strings.TrimSuffix(page, testweb.PathScripted)
+	if !slices.Contains(r1.Missing, host+testweb.PathScriptData) {
+		t.Errorf("QA 1: %s is not listed missing (the fetch() data a plain crawl cannot find): %v", testweb.PathScriptData, r1.Missing)
+	}
+
+	pt := patch(t, dir, first)
+	t.Logf("patch: %d launches, %d dropped", len(pt.Launches), pt.Dropped)
+	sum = crawlOnce(t, dir, nil, "off", p, srv)
+
+	webs := takeOverWeb(t, srv, ip, page)
+	second := c.run(sum, dir)
+	t.Logf("QA 2 (after the patch crawl): %s", second.Summary())
+	r2 := result(t, second, page)
+	t.Logf("QA 2 %s: score %.3f %s, outcomes %v, missing %v", page, r2.Score, r2.Severity, r2.Outcomes, r2.Missing)
+	if !(r2.Score > r1.Score) || len(r2.Missing) >= len(r1.Missing) {
+		t.Errorf("after the patch crawl the page scores %.3f with %d missing, before %.3f with %d: want higher and fewer",
+			r2.Score, len(r2.Missing), r1.Score, len(r1.Missing))
+	}
+	if !(second.MeanScore > first.MeanScore) || second.Missing >= first.Missing {
+		t.Errorf("report: mean %.3f, %d missing after; %.3f, %d before: want higher and fewer",
+			second.MeanScore, second.Missing, first.MeanScore, first.Missing)
+	}
+	for i, w := range webs {
+		if n := w.n.Load(); n != 0 {
+			t.Errorf("listener %d (%s) where the web was got %d connections during replay, want 0", i, w.ln.Addr(), n)
+		}
+	}
+}
+
+// A page crawled with rendering replays complete: every resource it asks
+// for that the crawl could have had is answered, and its screenshot and
+// text match those taken at capture time.
+func TestRenderedPageReplaysComplete(t *testing.T) {
+	needChromium(t)
+	srv, page, p, ip := site(t)
+	p.Render.HandOff = true
+	dir := t.TempDir()
+	sum := crawlOnce(t, dir, []string{page}, "on", p, srv)
+	webs := takeOverWeb(t, srv, ip, page)
+	rep := newChecker(t, p).run(sum, dir)
+	t.Logf("QA (rendered crawl): %s", rep.Summary())
+	r := result(t, rep, page)
+	t.Logf("QA %s: score %.3f %s, resources %v screenshot %v text %v (%s), outcomes %v, missing %v, other %+v, notes %v",
+		page, r.Score, r.Severity, val(r.Resources), val(r.Screenshot), val(r.Text), r.TextHow, r.Outcomes, r.Missing, r.Other, r.Notes)
+	if r.Severity != qa.Good || r.Screenshot == nil || r.Text == nil || len(r.Missing) != 0 {
+		t.Errorf("rendered page: %s (score %.3f), screenshot %v, text %v, missing %v: want good with both matches and nothing missing",
+			r.Severity, r.Score, val(r.Screenshot), val(r.Text), r.Missing)
+	}
+	for i, w := range webs {
+		if n := w.n.Load(); n != 0 {
+			t.Errorf("listener %d (%s) where the web was got %d connections during replay, want 0", i, w.ln.Addr(), n)
+		}
+	}
+}
+
+func val(f *float64) any {
+	if f == nil {
+		return "none"
+	}
+	return *f
+}
