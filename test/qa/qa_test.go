@@ -126,7 +126,9 @@ func (c *checker) run(sum *standalone.Summary, dir string) *qa.Report {
 		t.Fatal(err)
 	}
 	defer func() { _ = ix.Close() }()
-	r, err := replay.New(replay.Options{Index: replay.NewCDXIndex(ix, crawl), Records: replay.NewDirs(sum.WARCDir)})
+	// The worker's WARCs and the renderer's, each in a directory of its own.
+	warcDirs, _ := filepath.Glob(filepath.Join(dir, "warcs", "*"))
+	r, err := replay.New(replay.Options{Index: replay.NewCDXIndex(ix, crawl), Records: replay.NewDirs(warcDirs...)})
 	if err != nil {
 		t.Fatal(err)
 	}
