@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"slices"
 	"time"
 
@@ -159,8 +160,16 @@ func (c *Checker) tally(res *PageResult, exs []replay.Exchange) {
 	seen := map[string]bool{}
 	for _, ex := range exs {
 		res.Requested++
-		res.Outcomes[string(ex.Outcome)]++
 		c.o.Metrics.request(ex.Outcome)
+		if ex.Outcome == replay.Missing && isFavicon(ex.URL) {
+			// Chromium asks every origin for /favicon.ico whatever the
+			// page links; a crawl fetches it only when linked. Not the
+			// page's loss, so not scored, nor patched.
+			res.Outcomes[outcomeFavicon]++
+			res.Other = append(res.Other, ex)
+			continue
+		}
+		res.Outcomes[string(ex.Outcome)]++
 		switch ex.Outcome {
 		case replay.Missing:
 			if !seen[ex.URL] {
@@ -179,6 +188,15 @@ func (c *Checker) tally(res *PageResult, exs []replay.Exchange) {
 		s := float64(res.Outcomes[string(replay.Answered)]) / float64(counted)
 		res.Resources = &s
 	}
+}
+
+// outcomeFavicon counts, in PageResult.Outcomes, the browser's own
+// /favicon.ico requests the archive had no answer for.
+const outcomeFavicon = "missing_favicon"
+
+func isFavicon(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && u.Path == "/favicon.ico" && u.RawQuery == ""
 }
 
 // captured reads a capture-time record of the page (its screenshot or
