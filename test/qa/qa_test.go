@@ -117,8 +117,9 @@ func newChecker(t *testing.T, p profile.Profile) *checker {
 	return &checker{t: t, pool: pool, ca: ca, ua: p.UserAgent("test")}
 }
 
-// run checks every page of the crawl's logs and returns the report.
-func (c *checker) run(sum *standalone.Summary, dir string) *qa.Report {
+// run checks every page of the crawl's logs as `trawler qa --data` does
+// (pkg/qa's Job), writes the report into out and returns it.
+func (c *checker) run(sum *standalone.Summary, dir, out string) *qa.Report {
 	t := c.t
 	t.Helper()
 	ix, err := cdxindex.Open(sum.CDXPath, cdxindex.Options{})
@@ -128,22 +129,22 @@ func (c *checker) run(sum *standalone.Summary, dir string) *qa.Report {
 	defer func() { _ = ix.Close() }()
 	// The worker's WARCs and the renderer's, each in a directory of its own.
 	warcDirs, _ := filepath.Glob(filepath.Join(dir, "warcs", "*"))
-	r, err := replay.New(replay.Options{Index: replay.NewCDXIndex(ix, crawl), Records: replay.NewDirs(warcDirs...)})
-	if err != nil {
-		t.Fatal(err)
-	}
 	logs, _ := filepath.Glob(filepath.Join(dir, "logs", "*", "crawl.log"))
-	pages, bad, err := qa.ReadPages(logs, qa.Selection{})
-	if err != nil || len(bad) > 0 {
-		t.Fatalf("pages: %v, bad lines %v", err, bad)
-	}
-	ch, err := qa.NewChecker(qa.Options{Resolver: r, Browser: c.pool, CA: c.ca, UserAgent: c.ua, ScrollSteps: 2})
+	m, err := qa.NewMetrics(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	return qa.NewReport(ch.Run(ctx, pages, 2), bad, time.Now())
+	rep, _, err := qa.Job{Index: replay.NewCDXIndex(ix, crawl), WARCDirs: warcDirs, LogFiles: logs, Crawl: crawl,
+		Browser: c.pool, CA: c.ca, UserAgent: c.ua, ScrollSteps: 2, Workers: 2, OutDir: out, Metrics: m}.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.BadLines) > 0 {
+		t.Errorf("crawl.log lines the crawl wrote could not be read: %v", rep.BadLines)
+	}
+	return rep
 }
 
 // counting listens where the web was, so a connection the replay makes
@@ -237,7 +238,7 @@ func TestPatchCrawlImprovesReplay(t *testing.T) {
 	sum := crawlOnce(t, dir, []string{page}, "off", p, srv)
 
 	c := newChecker(t, p)
-	first := c.run(sum, dir)
+	first := c.run(sum, dir, filepath.Join(dir, "qa-1"))
 	t.Logf("QA 1 (plain crawl): %s", first.Summary())
 	r1 := result(t, first, page)
 	t.Logf("QA 1 %s: score %.3f %s, outcomes %v, missing %v", page, r1.Score, r1.Severity, r1.Outcomes, r1.Missing)
@@ -251,7 +252,7 @@ func TestPatchCrawlImprovesReplay(t *testing.T) {
 	sum = crawlOnce(t, dir, nil, "off", p, srv)
 
 	webs := takeOverWeb(t, srv, ip, page)
-	second := c.run(sum, dir)
+	second := c.run(sum, dir, filepath.Join(dir, "qa-2"))
 	t.Logf("QA 2 (after the patch crawl): %s", second.Summary())
 	r2 := result(t, second, page)
 	t.Logf("QA 2 %s: score %.3f %s, outcomes %v, missing %v", page, r2.Score, r2.Severity, r2.Outcomes, r2.Missing)
@@ -280,7 +281,7 @@ func TestRenderedPageReplaysComplete(t *testing.T) {
 	dir := t.TempDir()
 	sum := crawlOnce(t, dir, []string{page}, "on", p, srv)
 	webs := takeOverWeb(t, srv, ip, page)
-	rep := newChecker(t, p).run(sum, dir)
+	rep := newChecker(t, p).run(sum, dir, t.TempDir())
 	t.Logf("QA (rendered crawl): %s", rep.Summary())
 	r := result(t, rep, page)
 	t.Logf("QA %s: score %.3f %s, resources %v screenshot %v text %v (%s), outcomes %v, missing %v, other %+v, notes %v",
