@@ -63,6 +63,8 @@ type Config struct {
 	APIAddr string
 	// TokenFile holds the bearer token the render API requires.
 	TokenFile string
+	// QA turns on the render API's replay QA (GET /qa, qa.go).
+	QA QAConfig
 }
 
 // RegisterFlags registers the renderer flags with their defaults.
@@ -82,6 +84,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.ClamdAddr, "clamd-addr", "", "clamd address (tcp://host:port or unix:///path); overrides the profile's clamav.address")
 	fs.StringVar(&c.APIAddr, "api-addr", "", "listen address of the render API (GET /render?url=...); empty: off")
 	fs.StringVar(&c.TokenFile, "api-token-file", "", "file holding the bearer token the render API requires (no token: the API stays off)")
+	c.QA.RegisterFlags(fs)
 }
 
 // Validate checks the configuration.
@@ -114,6 +117,7 @@ func (c Config) Validate() error {
 	if c.Attempts < 1 {
 		errs = append(errs, errors.New("attempts must be >= 1"))
 	}
+	errs = append(errs, c.QA.Validate())
 	return errors.Join(errs...)
 }
 
