@@ -1,6 +1,7 @@
 package qa
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -8,6 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
+	"github.com/trawler-crawl/trawler/pkg/hostkey"
+	"github.com/trawler-crawl/trawler/pkg/kafka"
 	"github.com/trawler-crawl/trawler/pkg/messages"
 	"github.com/trawler-crawl/trawler/pkg/replay"
 )
@@ -205,5 +213,51 @@ func TestPatchLaunches(t *testing.T) {
 	}
 	if _, err := messages.AppendLaunch(nil, l); err != nil {
 		t.Errorf("patch launch does not encode: %v", err)
+	}
+}
+
+// The patch's launches reach the topic, keyed by host, decodable, and are
+// counted with what the bounds dropped.
+func TestPublishPatch(t *testing.T) {
+	kc, cl := embeddedtest.Kafka(t, 1)
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := PatchLaunches(NewReport(sampleResults(), nil, time.Unix(0, 0)), PatchBounds{PerLaunch: 1}, time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Publish(context.Background(), cl, "fc.tocrawl.npld", p, m); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := kafka.NewClient(kc, kgo.ConsumeTopics("fc.tocrawl.npld"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	var got []string
+	deadline := time.Now().Add(30 * time.Second)
+	for len(got) < len(p.Launches) && time.Now().Before(deadline) {
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		rd.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+			l, err := messages.DecodeLaunch(r.Value)
+			if err != nil {
+				t.Errorf("record %q: %v", r.Value, err)
+				return
+			}
+			if key, _ := hostkey.ForURL(l.URL); string(r.Key) != key {
+				t.Errorf("%s keyed %q, want its host", l.URL, r.Key)
+			}
+			got = append(got, l.URL)
+		})
+		cancel()
+	}
+	if strings.Join(got, " ") != "http://a.test/data.json" {
+		t.Errorf("on the topic: %v", got)
+	}
+	if s, d := testutil.ToFloat64(m.patched), testutil.ToFloat64(m.dropped); s != 1 || d != 1 {
+		t.Errorf("counted %v sent, %v dropped; want 1 and 1", s, d)
 	}
 }

@@ -71,7 +71,6 @@ func TestScreenshotMatch(t *testing.T) {
 	}
 }
 
-
 func TestScreenshotMatchBadInput(t *testing.T) {
 	good := pngOf(t, 2, 2, white, black, image.Rectangle{})
 	for _, tc := range []struct {

@@ -95,8 +95,6 @@ func crawlOnce(t *testing.T, dir string, seeds []string, render string, p profil
 // checker is QA over the crawl in dir: its index, its WARCs, a browser.
 type checker struct {
 	t    *testing.T
-	dir  string
-	sum  *standalone.Summary
 	pool *browser.Pool
 	ca   *mitm.CA
 	ua   string
