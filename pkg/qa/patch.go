@@ -56,7 +56,9 @@ func PatchLaunches(r *Report, b PatchBounds, now time.Time) (Patch, error) {
 		}
 		taken := 0
 		for _, u := range pg.Missing {
-			if sent[u] {
+			// The page itself missing (its capture lost) is not an
+			// embed of itself: the archive's defect, not the crawl's.
+			if sent[u] || u == pg.URL {
 				continue
 			}
 			if _, err := hostkey.ForURL(u); err != nil {

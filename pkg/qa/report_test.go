@@ -172,10 +172,11 @@ func TestReport(t *testing.T) {
 
 // Missing URLs become launches as embeds of their page (hop E, via it, its
 // source and the launch id inherited), each once, within both bounds,
-// worst page first; URLs no crawl could fetch are dropped.
+// worst page first; URLs no crawl could fetch are dropped, and the page
+// itself is not an embed of itself.
 func TestPatchLaunches(t *testing.T) {
 	res := sampleResults()
-	res[1].Missing = append(res[1].Missing, "http://a.test/x1", "http://a.test/x2", "not a url")
+	res[1].Missing = append(res[1].Missing, "http://a.test/x1", "http://a.test/x2", "not a url", res[1].URL)
 	r := NewReport(res, nil, time.Unix(0, 0))
 	now := time.Date(2025, 5, 7, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
