@@ -123,7 +123,8 @@ func needChromium(t *testing.T) {
 
 // Each page is scored from what its replay asked the archive; a resource
 // whose WARC file is gone is broken, one never captured is missing; an
-// https page replays through the intercepting proxy; a capture-time
+// https page replays through the intercepting proxy, and a captured
+// redirect leads there; a capture-time
 // screenshot unlike the replay lowers the score; a page that never
 // finishes loading is reported severe with why, and the others are
 // checked all the same. Everything is counted in the metrics.
@@ -136,6 +137,7 @@ func TestCheckerScoresAndBadInput(t *testing.T) {
 		"http://qa.test/s.css": "HTTP/1.1 200 OK\r\nContent-Type: text/css\r\nContent-Length: 10\r\n\r\nh1{margin}",
 		"http://qa.test/hang":  htmlResponse(`<!DOCTYPE html><html><body><p>spin</p><script>for(;;){}</script></body></html>`),
 		"https://secure.test/": htmlResponse(`<!DOCTYPE html><html><body><p>secure</p></body></html>`),
+		"http://qa.test/old":   "HTTP/1.1 301 Moved Permanently\r\nLocation: https://secure.test/\r\nContent-Length: 0\r\n\r\n",
 	}, map[string][2]string{
 		"screenshot:http://qa.test/": {"image/png", blackPNG(t)},
 		"onreadydom:http://qa.test/": {"text/html", page},
@@ -161,7 +163,8 @@ func TestCheckerScoresAndBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	pages := []Page{{URL: "http://qa.test/", Timestamp: captureTS}, {URL: "http://qa.test/hang", Timestamp: captureTS},
-		{URL: "https://secure.test/", Timestamp: captureTS}, {URL: "http://qa.test/never-captured", Timestamp: captureTS}}
+		{URL: "https://secure.test/", Timestamp: captureTS}, {URL: "http://qa.test/never-captured", Timestamp: captureTS},
+		{URL: "http://qa.test/old", Timestamp: captureTS}}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	res := ch.Run(ctx, pages, 2)
@@ -169,7 +172,7 @@ func TestCheckerScoresAndBadInput(t *testing.T) {
 		t.Logf("%s: %s %.3f resources %v screenshot %v text %v outcomes %v missing %v broken %d error %q",
 			p.URL, p.Severity, p.Score, deref(p.Resources), deref(p.Screenshot), deref(p.Text), p.Outcomes, p.Missing, len(p.Broken), p.Error)
 	}
-	home, hang, secure, never := res[0], res[1], res[2], res[3]
+	home, hang, secure, never, moved := res[0], res[1], res[2], res[3], res[4]
 	if !slices.Contains(home.Missing, "http://qa.test/missing.js") || len(home.Broken) != 1 ||
 		!strings.Contains(home.Broken[0].Error, "WARC file not found") || home.Outcomes["answered"] < 2 {
 		t.Errorf("home: missing %v, broken %+v, outcomes %v: want missing.js missing, i.png broken by its lost file", home.Missing, home.Broken, home.Outcomes)
@@ -186,6 +189,10 @@ func TestCheckerScoresAndBadInput(t *testing.T) {
 	}
 	if never.Outcomes["offsite"]+never.Outcomes["missing"] == 0 || never.Resources == nil || *never.Resources != 0 {
 		t.Errorf("page never captured: outcomes %v resources %v: want it missing, scored 0", never.Outcomes, deref(never.Resources))
+	}
+	if moved.FinalURL != "https://secure.test/" || moved.Outcomes["answered"] < 2 || moved.Severity != Good {
+		t.Errorf("redirect: ended at %q, outcomes %v, %s: want the captured 301 replayed and followed to the https page",
+			moved.FinalURL, moved.Outcomes, moved.Severity)
 	}
 	if got := testutil.ToFloat64(m.errors); got < 1 {
 		t.Errorf("trawler_qa_page_errors_total %v, want at least 1", got)
