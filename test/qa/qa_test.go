@@ -116,8 +116,9 @@ func newChecker(t *testing.T, p profile.Profile) *checker {
 }
 
 // run checks every page of the crawl's logs as `trawler qa --data` does
-// (pkg/qa's Job), writes the report into out and returns it.
-func (c *checker) run(sum *standalone.Summary, dir, out string) *qa.Report {
+// (pkg/qa's Job), writes the report into out and returns it, and with
+// patch (`--patch`) sends the missing URLs.
+func (c *checker) run(sum *standalone.Summary, dir, out string, patch *qa.PatchTarget) (*qa.Report, *qa.Patch) {
 	t := c.t
 	t.Helper()
 	ix, err := cdxindex.Open(sum.CDXPath, cdxindex.Options{})
@@ -134,15 +135,15 @@ func (c *checker) run(sum *standalone.Summary, dir, out string) *qa.Report {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	rep, _, err := qa.Job{Index: replay.NewCDXIndex(ix, crawl), WARCDirs: warcDirs, LogFiles: logs, Crawl: crawl,
-		Browser: c.pool, CA: c.ca, UserAgent: c.ua, ScrollSteps: 2, Workers: 2, OutDir: out, Metrics: m}.Run(ctx)
+	rep, pt, err := qa.Job{Index: replay.NewCDXIndex(ix, crawl), WARCDirs: warcDirs, LogFiles: logs, Crawl: crawl,
+		Browser: c.pool, CA: c.ca, UserAgent: c.ua, ScrollSteps: 2, Workers: 2, OutDir: out, Patch: patch, Metrics: m}.Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rep.BadLines) > 0 {
 		t.Errorf("crawl.log lines the crawl wrote could not be read: %v", rep.BadLines)
 	}
-	return rep
+	return rep, pt
 }
 
 // counting listens where the web was, so a connection the replay makes
@@ -198,29 +199,42 @@ func result(t *testing.T, r *qa.Report, url string) qa.PageResult {
 	return qa.PageResult{}
 }
 
-// patch sends the report's missing URLs to the crawl's tocrawl topic on
-// the broker kept in dir, as `trawler qa --patch` does on a running crawl.
-func patch(t *testing.T, dir string, r *qa.Report) qa.Patch {
+// patchTarget is the crawl's tocrawl topic on the broker kept in dir, as
+// `trawler qa --patch` reaches it on a running crawl; the broker stops at
+// the test's end or when the returned function is called.
+func patchTarget(t *testing.T, dir string) (*qa.PatchTarget, func()) {
 	t.Helper()
-	p, err := qa.PatchLaunches(r, qa.PatchBounds{}, time.Now())
+	k, err := embedded.StartKafka(context.Background(), embedded.KafkaOptions{DataDir: filepath.Join(dir, "kafka")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	k, err := embedded.StartKafka(ctx, embedded.KafkaOptions{DataDir: filepath.Join(dir, "kafka")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = k.Close() }()
 	cl, err := kafka.NewClient(kafka.Config{Brokers: k.Brokers(), ClientID: "qa-test"})
 	if err != nil {
+		_ = k.Close()
 		t.Fatal(err)
 	}
-	defer cl.Close()
-	if err := qa.Publish(ctx, cl, streamname.Topic(crawl, stream, "tocrawl"), p, nil); err != nil {
-		t.Fatal(err)
+	return &qa.PatchTarget{Client: cl, Topic: streamname.Topic(crawl, stream, "tocrawl")}, func() {
+		cl.Close()
+		_ = k.Close()
 	}
-	return p
+}
+
+// logLine is the crawl.log line of url in dir's logs, as fields.
+func logLine(t *testing.T, dir, url string) []string {
+	t.Helper()
+	logs, _ := filepath.Glob(filepath.Join(dir, "logs", "*", "crawl.log"))
+	for _, f := range logs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if fs := strings.Fields(l); len(fs) > 5 && fs[3] == url {
+				return fs
+			}
+		}
+	}
+	return nil
 }
 
 // The scripted page crawled without rendering and without speculative
@@ -236,7 +250,9 @@ func TestPatchCrawlImprovesReplay(t *testing.T) {
 	sum := crawlOnce(t, dir, []string{page}, "off", p, srv)
 
 	c := newChecker(t, p)
-	first := c.run(sum, dir, filepath.Join(dir, "qa-1"))
+	target, stopBroker := patchTarget(t, dir)
+	first, pt := c.run(sum, dir, filepath.Join(dir, "qa-1"), target)
+	stopBroker()
 	t.Logf("QA 1 (plain crawl): %s", first.Summary())
 	r1 := result(t, first, page)
 	t.Logf("QA 1 %s: score %.3f %s, outcomes %v, missing %v", page, r1.Score, r1.Severity, r1.Outcomes, r1.Missing)
@@ -245,12 +261,15 @@ func TestPatchCrawlImprovesReplay(t *testing.T) {
 		t.Errorf("QA 1: %s is not listed missing (the fetch() data a plain crawl cannot find): %v", testweb.PathScriptData, r1.Missing)
 	}
 
-	pt := patch(t, dir, first)
 	t.Logf("patch: %d launches, %d dropped", len(pt.Launches), pt.Dropped)
 	sum = crawlOnce(t, dir, nil, "off", p, srv)
+	// The worker crawled it as an embed the page discovered.
+	if l := logLine(t, dir, host+testweb.PathScriptData); l == nil || l[1] != "200" || l[4] != "E" || l[5] != page {
+		t.Errorf("patch crawl's crawl.log line of %s: %v; want 200, hop E, via the page", testweb.PathScriptData, l)
+	}
 
 	webs := takeOverWeb(t, srv, ip, page)
-	second := c.run(sum, dir, filepath.Join(dir, "qa-2"))
+	second, _ := c.run(sum, dir, filepath.Join(dir, "qa-2"), nil)
 	t.Logf("QA 2 (after the patch crawl): %s", second.Summary())
 	r2 := result(t, second, page)
 	t.Logf("QA 2 %s: score %.3f %s, outcomes %v, missing %v", page, r2.Score, r2.Severity, r2.Outcomes, r2.Missing)
@@ -279,7 +298,7 @@ func TestRenderedPageReplaysComplete(t *testing.T) {
 	dir := t.TempDir()
 	sum := crawlOnce(t, dir, []string{page}, "on", p, srv)
 	webs := takeOverWeb(t, srv, ip, page)
-	rep := newChecker(t, p).run(sum, dir, t.TempDir())
+	rep, _ := newChecker(t, p).run(sum, dir, t.TempDir(), nil)
 	t.Logf("QA (rendered crawl): %s", rep.Summary())
 	r := result(t, rep, page)
 	t.Logf("QA %s: score %.3f %s, resources %v screenshot %v text %v (%s), outcomes %v, missing %v, other %+v, notes %v",
