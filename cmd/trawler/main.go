@@ -42,6 +42,7 @@ func commands() map[string]command {
 		"topics":     {"manage Kafka topics (apply: create or update from kafka-topics/)", runTopics},
 		"config":     {"show the effective configuration (show)", runConfig},
 		"ctl":        {"operate a running crawl through the admin API (status, explain, pause, seeds ...)", runCtl},
+		"qa":         {"replay a crawl's pages from the archive in Chromium, score them, report what is missing (--patch: crawl it)", runQA},
 		"reports":    {"write Heritrix's six reports from the crawled topic (a crawl, stream, launch or target)", runReports},
 		"state":      {"back up and restore a crawl's state (backup, restore, rebuild-recent)", runState},
 		"version":    {"print the version", runVersion},

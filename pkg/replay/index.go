@@ -30,6 +30,10 @@ type Query struct {
 	Filters []Filter
 	// Limit bounds the captures returned; 0 means no bound.
 	Limit int
+	// Host asks for the captures of every URL on q.URL's host and port
+	// (matchType=host) instead of q.URL's own: whether the archive has
+	// anything from a host at all.
+	Host bool
 }
 
 // Filter keeps the captures whose Field equals Value (or, with Invert,
@@ -61,6 +65,9 @@ func (f Filter) outbackSpec() string {
 // embedded index and a remote OutbackCDX.
 func (q Query) values() url.Values {
 	v := url.Values{"url": {q.URL}, "matchType": {"exact"}}
+	if q.Host {
+		v.Set("matchType", "host")
+	}
 	if q.Closest != "" {
 		v.Set("sort", "closest")
 		v.Set("closest", q.Closest)

@@ -197,7 +197,11 @@ func (s *Service) items(l harveststats.Launch, st harveststats.LaunchStats, js [
 		metawarc.Item{URI: uri(metawarc.PathStatsJSON), ContentType: "application/json", Block: js},
 		metawarc.Item{URI: uri(metawarc.PathStatsText), ContentType: "text/plain", Block: st.Text()},
 		metawarc.Item{URI: uri(metawarc.PathCDX), ContentType: "text/plain", Block: cdxLines})
-	return items, nil
+	qa, err := qaReportItems(dir, uri)
+	if err != nil {
+		return nil, err
+	}
+	return append(items, qa...), nil
 }
 
 // pendingLaunch is a sealed launch being written: its events, every one

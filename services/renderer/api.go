@@ -18,10 +18,12 @@ import (
 // page now (recorded like a hand-off, as a seed of the source given by
 // ?source=, default "render-api") and answers JSON with its outlinks. The
 // warc_prefix parameter of UKWA's API is accepted and echoed; captures
-// go to this renderer's own files. Every request needs the bearer token.
+// go to this renderer's own files. GET /qa replays a page from the
+// archive and scores it (qa.go). Every request needs the bearer token.
 func (r *Renderer) APIHandler(token string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/render", r.serveRender)
+	mux.HandleFunc("/qa", r.serveQA)
 	return admin.RequireToken(token, mux)
 }
 

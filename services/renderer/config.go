@@ -66,6 +66,8 @@ type Config struct {
 	// YtDlp is the yt-dlp executable; "" looks for yt-dlp or youtube-dl
 	// in PATH (pkg/media). Missing, media pages render without it.
 	YtDlp string
+	// QA turns on the render API's replay QA (GET /qa, qa.go).
+	QA QAConfig
 }
 
 // RegisterFlags registers the renderer flags with their defaults.
@@ -86,6 +88,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.APIAddr, "api-addr", "", "listen address of the render API (GET /render?url=...); empty: off")
 	fs.StringVar(&c.TokenFile, "api-token-file", "", "file holding the bearer token the render API requires (no token: the API stays off)")
 	fs.StringVar(&c.YtDlp, "yt-dlp", "", "yt-dlp executable for media on rendered pages (default: yt-dlp or youtube-dl in PATH; missing: said once, pages still render)")
+	c.QA.RegisterFlags(fs)
 }
 
 // Validate checks the configuration.
@@ -118,6 +121,7 @@ func (c Config) Validate() error {
 	if c.Attempts < 1 {
 		errs = append(errs, errors.New("attempts must be >= 1"))
 	}
+	errs = append(errs, c.QA.Validate())
 	return errors.Join(errs...)
 }
 

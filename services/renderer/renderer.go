@@ -22,7 +22,9 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/messages"
 	"github.com/trawler-crawl/trawler/pkg/mitm"
 	"github.com/trawler-crawl/trawler/pkg/profile"
+	"github.com/trawler-crawl/trawler/pkg/qa"
 	"github.com/trawler-crawl/trawler/pkg/recentdb"
+	"github.com/trawler-crawl/trawler/pkg/replay"
 	"github.com/trawler-crawl/trawler/pkg/robots"
 	"github.com/trawler-crawl/trawler/pkg/scope"
 	"github.com/trawler-crawl/trawler/pkg/sheets"
@@ -79,6 +81,10 @@ type Renderer struct {
 	// idLease holds the renderer's identity (cfg.ID) while it runs; nil
 	// when the caller owns the directories (identity.go).
 	idLease *identity.Lease
+
+	// qaResolver and qaMetrics serve replay QA (qa.go); nil when off.
+	qaResolver *replay.Resolver
+	qaMetrics  *qa.Metrics
 }
 
 // New builds a renderer; Run starts the browser and consumes hand-offs.
@@ -157,7 +163,7 @@ func (r *Renderer) build(d Deps) error {
 		return fmt.Errorf("renderer producer: %w", err)
 	}
 	r.findYtDlp()
-	return nil
+	return r.buildQA()
 }
 
 // newFetcher is the proxy's fetcher: the profile's timeouts, length cap,
