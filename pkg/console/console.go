@@ -109,6 +109,9 @@ type Deps struct {
 	InProcess []identity.Holder
 	// Files are where this process's crawl.log, reports and WARCs are.
 	Files Files
+	// Replay reads captures back from the archive, for the titles of a
+	// URL's captures; nil: no titles.
+	Replay Replayer
 	// Logger records logins and actions (never a token); nil discards.
 	Logger *slog.Logger
 	// Now is the clock of sessions; nil: time.Now.

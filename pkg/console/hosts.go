@@ -122,6 +122,9 @@ func waitReason(h frontier.HostInfo, now time.Time) string {
 	switch {
 	case h.Paused:
 		return "paused by an operator"
+	case !h.BackOffUntil.IsZero() && h.BackOffUntil.After(now) && h.BackOffReason == frontier.BackOffChallenge:
+		return "challenged: backing off after " + itoa(h.BackOffs) + " bot-challenge page(s) in a row, until " +
+			h.BackOffUntil.UTC().Format(time.RFC3339)
 	case !h.BackOffUntil.IsZero() && h.BackOffUntil.After(now):
 		return "backing off after " + itoa(h.BackOffs) + " answer(s) in a row with status " + itoa(h.BackOffStatus) +
 			" (429 Too Many Requests / 503 Service Unavailable), until " + h.BackOffUntil.UTC().Format(time.RFC3339)

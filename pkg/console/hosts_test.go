@@ -22,6 +22,8 @@ func TestWaitReason(t *testing.T) {
 		{"paused wins", frontier.HostInfo{Paused: true, Queued: 3, BackOffUntil: later}, "paused by an operator"},
 		{"backing off", frontier.HostInfo{Queued: 3, BackOffs: 2, BackOffStatus: 429, BackOffUntil: later, NextFetch: later},
 			"backing off after 2 answer(s) in a row with status 429"},
+		{"challenged", frontier.HostInfo{Queued: 3, BackOffs: 1, BackOffReason: "challenge", BackOffUntil: later},
+			"challenged: backing off after 1 bot-challenge page(s) in a row"},
 		{"back-off over", frontier.HostInfo{Queued: 3, BackOffs: 1, BackOffStatus: 503, BackOffUntil: now.Add(-time.Second), Ready: true},
 			"ready to be claimed"},
 		{"exhausted", frontier.HostInfo{}, "exhausted"},

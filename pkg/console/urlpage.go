@@ -17,6 +17,9 @@ type urlData struct {
 	// Replay holds each capture's replay link, in Report.Captures' order;
 	// empty strings without a wayback template.
 	Replay []string
+	// Titles holds each HTML capture's <title>, read from the archive
+	// (titles.go), in the same order; "" where none was read.
+	Titles []string
 	Error  string
 }
 
@@ -45,6 +48,7 @@ func (c *Console) urlPage(w http.ResponseWriter, r *http.Request, s *session) {
 		for _, cp := range rep.Captures {
 			d.Replay = append(d.Replay, c.replayLink(cp))
 		}
+		d.Titles = c.titles(ctx, rep.Captures)
 	}
 	c.show(w, r, s, "url", "url", "Explain "+d.URL, d)
 }

@@ -95,12 +95,15 @@ func (f *Frontier) liveItems(ctx context.Context, p, host string, items []string
 // frontier does not know.
 func IsUnknownHost(err error) bool { return errors.Is(err, errNoHost) }
 
-// BackOff is a host waiting out a back-off that a 429 or 503 asked for.
+// BackOff is a host waiting out a back-off that a 429 or 503, or a
+// bot-challenge page, asked for.
 type BackOff struct {
 	Host string `json:"host"`
-	// Status is the status that asked for it, InARow how many such
-	// answers came in a row, Until when the wait ends.
+	// Status is the status that asked for it (0 for a challenge),
+	// Reason the status or BackOffChallenge, InARow how many such answers
+	// came in a row, Until when the wait ends.
 	Status int       `json:"status"`
+	Reason string    `json:"reason"`
 	InARow int       `json:"in_a_row"`
 	Until  time.Time `json:"until"`
 }
@@ -126,7 +129,8 @@ func (f *Frontier) BackingOff(ctx context.Context, n int) ([]BackOff, error) {
 			if err != nil {
 				return nil, fmt.Errorf("frontier %s back-off of %s: %w", f.name, host, err)
 			}
-			out = append(out, BackOff{Host: host, InARow: int(toInt(vals[0])), Status: int(toInt(vals[1])),
+			reason, _ := vals[1].(string)
+			out = append(out, BackOff{Host: host, InARow: int(toInt(vals[0])), Status: int(toInt(vals[1])), Reason: reason,
 				Until: time.UnixMilli(int64(z.Score)).UTC()})
 		}
 	}

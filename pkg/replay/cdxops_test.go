@@ -2,9 +2,12 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -165,5 +168,24 @@ func TestOutbackCDXErrors(t *testing.T) {
 	}
 	if _, err := New(Options{Records: NewDirs()}); err == nil {
 		t.Error("New without an Index accepted")
+	}
+}
+
+// Live directories also find a file still being written (<name>.open);
+// plain ones, as replay tools, do not. Names with a directory part are
+// refused by both.
+func TestLiveDirs(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.warc.gz.open"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewDirs(dir).Path("a.warc.gz"); !errors.Is(err, ErrUnknownFile) {
+		t.Errorf("plain dirs found an open file: %v", err)
+	}
+	if p, err := NewLiveDirs(dir).Path("a.warc.gz"); err != nil || p != filepath.Join(dir, "a.warc.gz.open") {
+		t.Errorf("live dirs: %q, %v", p, err)
+	}
+	if _, err := NewLiveDirs(dir).Path("../a.warc.gz"); !errors.Is(err, ErrUnknownFile) {
+		t.Errorf("live dirs took a path: %v", err)
 	}
 }

@@ -101,10 +101,18 @@ func (h *HTTPHeader) StatusCode() string {
 // normal and the viral WARC directories of a crawl, say).
 type Dirs struct {
 	dirs []string
+	live bool
 }
 
 // NewDirs returns a Records over dirs, searched in order.
 func NewDirs(dirs ...string) *Dirs { return &Dirs{dirs: dirs} }
+
+// NewLiveDirs is NewDirs for a crawl that is still writing: a file not
+// found under its name is looked for as "<name>.open", the name a WARC
+// has while it is written (its records are whole once indexed, since
+// the writer flushes a record before its event is published). Replay
+// tools never see such files; the operator console does.
+func NewLiveDirs(dirs ...string) *Dirs { return &Dirs{dirs: dirs, live: true} }
 
 // Path returns the path of filename in the first directory that has it.
 // A filename with a directory part is refused: index lines name files,
@@ -117,6 +125,11 @@ func (d *Dirs) Path(filename string) (string, error) {
 		p := filepath.Join(dir, filename)
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
 			return p, nil
+		}
+		if d.live {
+			if st, err := os.Stat(p + ".open"); err == nil && st.Mode().IsRegular() {
+				return p + ".open", nil
+			}
 		}
 	}
 	return "", fmt.Errorf("%w: %s in %s", ErrUnknownFile, filename, strings.Join(d.dirs, ", "))

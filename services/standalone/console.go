@@ -10,14 +10,18 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/admin"
 	"github.com/trawler-crawl/trawler/pkg/admin/api"
 	"github.com/trawler-crawl/trawler/pkg/console"
+	"github.com/trawler-crawl/trawler/pkg/cdxindex"
 	"github.com/trawler-crawl/trawler/pkg/identity"
+	"github.com/trawler-crawl/trawler/pkg/replay"
+	"github.com/trawler-crawl/trawler/services/renderer"
 	"github.com/trawler-crawl/trawler/services/worker"
 )
 
 // mountConsole serves the operator console on the admin listener, over
 // the same API deps as /api/v1/ and this run's files.
 func mountConsole(adm *admin.Server, cfg Config, d Deps, apiDeps api.Deps, tokens admin.Tokens, rdb *redis.Client,
-	wcfg worker.Config, rendering bool, log *slog.Logger) error {
+	wcfg worker.Config, rcfg *renderer.Config, ix *cdxindex.Index, log *slog.Logger) error {
+	rendering := rcfg != nil
 	// The run's worker and renderer hold no identity lease: say they live.
 	pid, host := os.Getpid(), "localhost"
 	if h, err := os.Hostname(); err == nil {
@@ -31,7 +35,17 @@ func mountConsole(adm *admin.Server, cfg Config, d Deps, apiDeps api.Deps, token
 	if d.Registry != nil {
 		g = d.Registry
 	}
-	c, err := console.New(cfg.Console, console.Deps{API: apiDeps, Tokens: tokens, Redis: rdb, Gatherer: g,
+	// Captures are read back (for their titles) from the run's WARCs,
+	// those still being written included.
+	dirs := []string{wcfg.WARCDir(), wcfg.ViralDir()}
+	if rcfg != nil {
+		dirs = append(dirs, rcfg.WARCDir(), rcfg.ViralDir())
+	}
+	rs, err := replay.New(replay.Options{Index: replay.NewCDXIndex(ix, cfg.Crawl), Records: replay.NewLiveDirs(dirs...)})
+	if err != nil {
+		return err
+	}
+	c, err := console.New(cfg.Console, console.Deps{API: apiDeps, Tokens: tokens, Redis: rdb, Gatherer: g, Replay: rs,
 		Files: console.Files{DataDir: cfg.DataDir, LogDir: wcfg.LogDir(), ReportsDir: ReportsDir(cfg.DataDir),
 			MetadataDir: wcfg.WARCDir() + "-metadata"},
 		InProcess: alive, Logger: log.With("role", "console")})

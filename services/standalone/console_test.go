@@ -282,6 +282,24 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	r.shot("url")
 
+	// A crawled page titled <script>alert(1)</script>: its title, read
+	// back from the archive, shows as text (were it markup, the alert's
+	// dialog would fail the test).
+	hostile := r.a.seed() + "hostile"
+	r.poll(2*time.Minute, func() string {
+		r.do(chromedp.Navigate(r.base + "/console/url?u=" + url.QueryEscape(hostile)))
+		r.do(chromedp.WaitVisible(chromedp.CSS("#captures")))
+		title, ok := r.textIf("#captures td.title")
+		switch {
+		case !ok:
+			return "no capture of the hostile page yet"
+		case title != "<script>alert(1)</script>":
+			return "hostile page's title shown as " + strconv.Quote(title)
+		}
+		return ""
+	})
+	r.shot("url-hostile-title")
+
 	// An exclusion: acknowledged, no fetch under it afterwards, and the
 	// URL page names it.
 	exPrefix := r.a.seed() + "ex/"
@@ -393,6 +411,20 @@ func (r *consoleRun) text(sel string) string {
 		r.t.Fatalf("text of %s: %v", sel, err)
 	}
 	return strings.TrimSpace(s)
+}
+
+// textIf is the text of the first element matching sel, if there is one.
+func (r *consoleRun) textIf(sel string) (string, bool) {
+	r.t.Helper()
+	v, err := chromedp.Run(r.ctx, chromedp.Evaluate[*string](
+		`(function(){var e=document.querySelector(`+strconv.Quote(sel)+`);return e?e.textContent:null})()`))
+	if err != nil {
+		r.t.Fatalf("text of %s: %v", sel, err)
+	}
+	if v == nil {
+		return "", false
+	}
+	return *v, true
 }
 
 // attr is an attribute of the first element matching sel, if there is one.

@@ -251,7 +251,7 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	if err := adm.MountAPI(tokens, api.Handler(apiDeps)); err != nil {
 		return nil, err
 	}
-	if err := mountConsole(adm, cfg, d, apiDeps, tokens, cl.rdb, wcfg, rcfg != nil, log); err != nil { // console.go
+	if err := mountConsole(adm, cfg, d, apiDeps, tokens, cl.rdb, wcfg, rcfg, ix, log); err != nil { // console.go
 		return nil, err
 	}
 	cw, err := cdxwriter.New(ccfg, cdeps)

@@ -115,7 +115,7 @@
       a.href = "/console/host?h=" + encodeURIComponent(b.host);
       a.textContent = b.host;
       li.appendChild(a);
-      li.appendChild(document.createTextNode(" status " + b.status + ", " + b.in_a_row + " in a row, until " + b.until));
+      li.appendChild(document.createTextNode(" " + (b.reason === "challenge" ? "challenge pages" : "status " + b.status) + ", " + b.in_a_row + " in a row, until " + b.until));
       ul.appendChild(li);
     });
     notice.hidden = !list || list.length === 0;
