@@ -9,8 +9,8 @@ import (
 
 	"github.com/trawler-crawl/trawler/pkg/admin"
 	"github.com/trawler-crawl/trawler/pkg/admin/api"
-	"github.com/trawler-crawl/trawler/pkg/console"
 	"github.com/trawler-crawl/trawler/pkg/cdxindex"
+	"github.com/trawler-crawl/trawler/pkg/console"
 	"github.com/trawler-crawl/trawler/pkg/identity"
 	"github.com/trawler-crawl/trawler/pkg/replay"
 	"github.com/trawler-crawl/trawler/services/renderer"
