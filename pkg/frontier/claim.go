@@ -46,13 +46,46 @@ const claimFields = 17
 // Idle is the wait Claim reports when no host has anything queued.
 const Idle = time.Duration(-1)
 
+// Claimant names a worker claiming URIs, so that the frontier shares the
+// ready hosts fairly among the workers that claim from it (fair.lua,
+// docs/frontier.md "Fair claims").
+type Claimant struct {
+	// ID is unique among the live workers of the frontier (the worker's
+	// identity); "" claims without taking part in fair shares.
+	ID string
+	// Hungry is how many URIs a claim may leave unmet before the claimant
+	// counts as wanting more, and is owed hosts that others are ahead on:
+	// the worker claims again once that many of its slots are free
+	// (default 1).
+	Hungry int
+}
+
+// The times of fair shares. A claimant that has not claimed for
+// fairWindow is forgotten (a stopped worker holds nobody back for
+// longer); a hungry claimant sharing the frontier asks again within
+// fairPoll, so a host left for it waits about that long; a host ready for
+// longer than fairGrace goes to whoever asks, owed or not.
+const (
+	fairWindow = 2 * time.Second
+	fairPoll   = 50 * time.Millisecond
+	fairGrace  = time.Second
+)
+
 // Claim leases up to n URIs, at most one per ready host, visiting the
-// shards in turn. wait says when to ask again when fewer than n came
-// back: 0 when hosts are ready now, the time until the next host is ready,
-// or Idle when nothing is queued at all. It fails only when it leased
-// nothing: a shard failing after others gave URIs is logged and the URIs
-// are returned.
+// shards in turn, for no claimant in particular (see ClaimAs).
 func (f *Frontier) Claim(ctx context.Context, n int, lease time.Duration) (claims []*Claim, wait time.Duration, err error) {
+	return f.ClaimAs(ctx, Claimant{}, n, lease)
+}
+
+// ClaimAs leases up to n URIs for who, at most one per ready host,
+// visiting the shards in turn; a host owed to another claimant with a
+// smaller share is left to it for a moment (fair.lua). wait says when to
+// ask again when fewer than n came back: 0 when hosts are ready now, the
+// time until the next host is ready (or, for a claimant owed hosts, until
+// it should look again), or Idle when nothing is queued at all. It fails
+// only when it leased nothing: a shard failing after others gave URIs is
+// logged and the URIs are returned.
+func (f *Frontier) ClaimAs(ctx context.Context, who Claimant, n int, lease time.Duration) (claims []*Claim, wait time.Duration, err error) {
 	if n < 1 {
 		return nil, 0, fmt.Errorf("frontier %s claim: n %d must be >= 1", f.name, n)
 	}
@@ -61,7 +94,9 @@ func (f *Frontier) Claim(ctx context.Context, n int, lease time.Duration) (claim
 	for i := range f.prefixes {
 		s := (start + i) % len(f.prefixes)
 		now := f.now()
-		replies, err := f.runAll(ctx, f.sc.claim, []call{{shard: s, args: []any{ms(now), ms(now.Add(lease)), n - len(claims)}}})
+		args := []any{ms(now), ms(now.Add(lease)), n - len(claims), who.ID, max(who.Hungry, 1),
+			fairWindow.Milliseconds(), fairPoll.Milliseconds(), fairGrace.Milliseconds()}
+		replies, err := f.runAll(ctx, f.sc.claim, []call{{shard: s, args: args}})
 		if err != nil && len(claims) > 0 {
 			// A shard on a master that is away: the URIs leased on the
 			// other shards go to work rather than wait for their leases
