@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/trawler-crawl/trawler/pkg/messages"
@@ -91,6 +92,7 @@ func (f *Frontier) ClaimAs(ctx context.Context, who Claimant, n int, lease time.
 	}
 	start := int(f.rotate.Add(1))
 	wait = Idle
+	withheld := false // hosts were left ready for other claimants
 	for i := range f.prefixes {
 		s := (start + i) % len(f.prefixes)
 		now := f.now()
@@ -107,7 +109,8 @@ func (f *Frontier) ClaimAs(ctx context.Context, who Claimant, n int, lease time.
 		if err != nil {
 			return nil, 0, fmt.Errorf("frontier %s claim: %w", f.name, err)
 		}
-		got, next := f.parseClaims(ctx, s, replies[0])
+		got, next, owed := f.parseClaims(ctx, s, replies[0])
+		withheld = withheld || owed
 		claims = append(claims, got...)
 		if next >= 0 {
 			w := max0(time.UnixMilli(next).Sub(now))
@@ -119,7 +122,7 @@ func (f *Frontier) ClaimAs(ctx context.Context, who Claimant, n int, lease time.
 			break
 		}
 	}
-	if len(claims) > 0 {
+	if len(claims) > 0 && !withheld {
 		wait = 0
 	}
 	return claims, wait, nil
@@ -127,15 +130,19 @@ func (f *Frontier) ClaimAs(ctx context.Context, who Claimant, n int, lease time.
 
 func max0(d time.Duration) time.Duration { return max(d, 0) }
 
-// parseClaims decodes a claim reply. An entry that cannot be decoded (a
-// corrupt queue item) is finished as illegal (-7) so its host is not stuck,
-// and reported to the logger.
-func (f *Frontier) parseClaims(ctx context.Context, shard int, reply any) ([]*Claim, int64) {
+// parseClaims decodes a claim reply: the claims, the next ready time and
+// whether hosts were left ready for other claimants (the time prefixed
+// "w", fair.lua). An entry that cannot be decoded (a corrupt queue item)
+// is finished as illegal (-7) so its host is not stuck, and reported to
+// the logger.
+func (f *Frontier) parseClaims(ctx context.Context, shard int, reply any) ([]*Claim, int64, bool) {
 	vals, _ := reply.([]any)
 	if len(vals) == 0 {
-		return nil, -1
+		return nil, -1, false
 	}
-	next := toInt(vals[0])
+	first := toString(vals[0])
+	withheld := strings.HasPrefix(first, "w")
+	next := toInt(strings.TrimPrefix(first, "w"))
 	var out []*Claim
 	ctxs := ctxCache{}
 	for i := 1; i+claimFields <= len(vals); i += claimFields {
@@ -159,7 +166,7 @@ func (f *Frontier) parseClaims(ctx context.Context, shard int, reply any) ([]*Cl
 		}
 		out = append(out, c)
 	}
-	return out, next
+	return out, next, withheld
 }
 
 func decodeClaim(ctxs ctxCache, lease, raw, blob string) (*Claim, error) {

@@ -3,7 +3,8 @@
 -- ARGV: P, now, lease expiry ms, max, and for fair shares (fair.lua) the
 -- claimer ('' for none), how many unmet make it hungry, and the window,
 -- poll and grace times (ms).
--- Returns the earliest ready time (ms, -1 when no host waits) followed by
+-- Returns the earliest ready time (ms, -1 when no host waits; see fairEnd)
+-- followed by
 -- 17 fields per claim: lease, item, context blob, then fetch successes,
 -- success bytes, responses and all bytes of the server, the host name and
 -- the source, then the host's back-offs in a row and until when (ms).

@@ -57,8 +57,9 @@ end
 
 -- fairEnd records the claimer's count and hunger (unmet: what it asked
 -- for and did not get) and returns the time to report for the next claim:
--- nxt, the first ready time; a poll away when hosts were left for others
--- (the claimer asks again after them), and, when other claimers share the
+-- nxt, the first ready time; a poll away, prefixed "w", when hosts were
+-- left for others (the claimer asks again after them, even if it got
+-- some), and, when other claimers share the
 -- shard and URIs are queued (queued), at most a poll away for a hungry
 -- claimer, which may be owed a host any moment.
 local function fairEnd(f, unmet, nxt, queued)
@@ -71,7 +72,7 @@ local function fairEnd(f, unmet, nxt, queued)
     redis.call('ZREM', FAIRWANT, f.claimer)
   end
   local soon = f.now + f.poll
-  if f.withheld then return math.max(nxt, soon) end
+  if f.withheld then return 'w' .. math.max(nxt, soon) end
   if hungry and f.others and queued > 0 and (nxt < 0 or nxt > soon) then return soon end
   return nxt
 end
