@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -29,6 +30,7 @@ import (
 //	sealed          hash  launch key -> state it was sealed in
 //	done            hash  launch key -> metadata WARC written
 //	stats           hash  launch key -> statistics as written (JSON)
+//	donet, expired  zset  launch key -> when written / dropped (expire.go)
 //
 // Recording is a few ZADDs per event: a redelivered event is the same
 // member again and changes nothing. An event that names its launch (the
@@ -49,6 +51,9 @@ type Store struct {
 	crawl  string
 	prefix string
 	now    func() time.Time
+	// backfilled: the launches done before their time was recorded
+	// (donet, expire.go) have been given one.
+	backfilled atomic.Bool
 }
 
 // New returns the store of crawl's statistics; now is the clock (nil:
@@ -405,6 +410,7 @@ func (s *Store) MarkDone(ctx context.Context, l Launch, file string, stats []byt
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, s.prefix+"done", l.Key(), file)
 		p.HSet(ctx, s.prefix+"stats", l.Key(), stats)
+		p.ZAdd(ctx, s.prefix+"donet", redis.Z{Score: float64(s.now().UnixMilli()), Member: l.Key()})
 		p.Del(ctx, s.seenKey(l), s.countsKey(l))
 		if l.Timestamp != "" {
 			p.Del(ctx, s.srcKey(l.Source, "e:"+l.Timestamp))
