@@ -16,20 +16,27 @@ local FAIRN, FAIRSEEN, FAIRWANT = P .. 'fair', P .. 'fairseen', P .. 'fairwant'
 local FAIR_SLACK = 1
 
 -- fairStart reads the claimer's standing; claimer '' turns fairness off.
+-- Five commands a call at most: the active claimers with their last ask,
+-- the hungry ones, their counts, and this claimer's ask (plus removals of
+-- claimers quiet for the window, rarely).
 local function fairStart(now, claimer, hungryMin, window, poll, grace)
   local f = {claimer = claimer or '', mine = 0, now = now, hungryMin = tonumber(hungryMin) or 1,
     poll = tonumber(poll) or 0, grace = tonumber(grace) or 0, others = false, withheld = false}
   if f.claimer == '' then return f end
   local since = now - (tonumber(window) or 0)
-  local gone = redis.call('ZRANGEBYSCORE', FAIRSEEN, '-inf', '(' .. since)
+  local seen = redis.call('ZRANGE', FAIRSEEN, 0, -1, 'WITHSCORES')
+  local active, gone = {}, {}
+  for i = 1, #seen, 2 do
+    if tonumber(seen[i + 1]) < since then gone[#gone + 1] = seen[i] else active[#active + 1] = seen[i] end
+  end
   if #gone > 0 then
     mcall('ZREM', FAIRSEEN, gone)
     mcall('ZREM', FAIRWANT, gone)
     mcall('HDEL', FAIRN, gone)
   end
-  local active = redis.call('ZRANGE', FAIRSEEN, 0, -1)
   local hungry = {}
   for _, c in ipairs(redis.call('ZRANGEBYSCORE', FAIRWANT, since, '+inf')) do hungry[c] = true end
+  f.wasHungry = hungry[f.claimer] or false
   local counts = {}
   if #active > 0 then counts = redis.call('HMGET', FAIRN, unpack(active)) end
   local mine, least
@@ -44,6 +51,7 @@ local function fairStart(now, claimer, hungryMin, window, poll, grace)
     end
   end
   f.mine = mine or least or 0
+  f.stored = mine
   redis.call('ZADD', FAIRSEEN, now, f.claimer)
   return f
 end
@@ -64,11 +72,11 @@ end
 -- claimer, which may be owed a host any moment.
 local function fairEnd(f, unmet, nxt, queued)
   if f.claimer == '' then return nxt end
-  redis.call('HSET', FAIRN, f.claimer, f.mine)
+  if f.mine ~= f.stored then redis.call('HSET', FAIRN, f.claimer, f.mine) end
   local hungry = unmet >= f.hungryMin
   if hungry then
     redis.call('ZADD', FAIRWANT, f.now, f.claimer)
-  else
+  elseif f.wasHungry then
     redis.call('ZREM', FAIRWANT, f.claimer)
   end
   local soon = f.now + f.poll
