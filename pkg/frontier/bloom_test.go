@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/trawler-crawl/trawler/internal/metricstest"
 	"github.com/trawler-crawl/trawler/pkg/profile"
 )
 
@@ -120,7 +121,7 @@ func TestBloomFalsePositiveRate(t *testing.T) {
 			if st.BloomFalsePositiveRate <= prev {
 				t.Fatalf("round %d (%d URIs): rate %g, not above %g", round, added, st.BloomFalsePositiveRate, prev)
 			}
-			if got := gaugeValue(t, reg, "trawler_frontier_bloom_false_positive_ratio"); got != st.BloomFalsePositiveRate {
+			if got := metricstest.Value(t, reg, "trawler_frontier_bloom_false_positive_ratio"); got != st.BloomFalsePositiveRate {
 				t.Fatalf("round %d: metric %g, Stats %g", round, got, st.BloomFalsePositiveRate)
 			}
 			prev = st.BloomFalsePositiveRate
@@ -143,20 +144,4 @@ func TestBloomFalsePositiveRate(t *testing.T) {
 			}
 		}
 	})
-}
-
-// gaugeValue reads one gauge of reg by name.
-func gaugeValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
-			return mf.GetMetric()[0].GetGauge().GetValue()
-		}
-	}
-	t.Fatalf("no single series %s", name)
-	return 0
 }
