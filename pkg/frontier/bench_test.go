@@ -111,58 +111,67 @@ func openBench(b *testing.B, be backend) *redis.Client {
 // BenchmarkClaimComplete measures claim+complete cycles: 16 crawl loops,
 // each claiming up to 8 URIs per call and completing every URI on its own
 // through a shared Batcher, as worker threads do. It reports cycles/s and
-// Redis round trips per URI.
+// Redis round trips per URI. In "fair", the calls claim as one of three
+// claimants in turn, as three workers do (fair.lua's cost).
 func BenchmarkClaimComplete(b *testing.B) {
 	for _, be := range backends() {
-		b.Run(be.name, func(b *testing.B) {
-			rdb := openBench(b, be)
-			rt := &roundTrips{}
-			rdb.AddHook(rt)
-			f, err := New(rdb, "bench", Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			fill(b, f, 0, b.N)
-			bt := NewBatcher(f)
-			pol := testPolicy()
-			rt.n.Store(0)
-			var done atomic.Int64
-			before := commandStats(b, rdb)
-			instructions := perfInstructions(b, rdb)
-			b.ResetTimer()
-			crawlLoops(b, 16, func(ctx context.Context) bool {
-				cs, _, err := f.Claim(ctx, 8, time.Minute)
-				if err != nil {
+		b.Run(be.name, func(b *testing.B) { benchClaimComplete(b, be, false) })
+		b.Run(be.name+"/fair", func(b *testing.B) { benchClaimComplete(b, be, true) })
+	}
+}
+
+func benchClaimComplete(b *testing.B, be backend, fair bool) {
+	rdb := openBench(b, be)
+	rt := &roundTrips{}
+	rdb.AddHook(rt)
+	f, err := New(rdb, "bench", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	fill(b, f, 0, b.N)
+	bt := NewBatcher(f)
+	pol := testPolicy()
+	rt.n.Store(0)
+	var done atomic.Int64
+	before := commandStats(b, rdb)
+	instructions := perfInstructions(b, rdb)
+	b.ResetTimer()
+	var calls atomic.Int64
+	crawlLoops(b, 16, func(ctx context.Context) bool {
+		var who Claimant
+		if fair {
+			who = Claimant{ID: fmt.Sprintf("w%d", calls.Add(1)%3), Hungry: 8}
+		}
+		cs, _, err := f.ClaimAs(ctx, who, 8, time.Minute)
+		if err != nil {
+			b.Error(err)
+			return false
+		}
+		if len(cs) == 0 {
+			return done.Load() < int64(b.N)
+		}
+		var wg sync.WaitGroup
+		for _, c := range cs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := bt.Complete(ctx, []Outcome{{Claim: c, Status: 200, Bytes: 5000, Policy: pol}}); err != nil {
 					b.Error(err)
-					return false
 				}
-				if len(cs) == 0 {
-					return done.Load() < int64(b.N)
-				}
-				var wg sync.WaitGroup
-				for _, c := range cs {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						if _, err := bt.Complete(ctx, []Outcome{{Claim: c, Status: 200, Bytes: 5000, Policy: pol}}); err != nil {
-							b.Error(err)
-						}
-					}()
-				}
-				wg.Wait()
-				done.Add(int64(len(cs)))
-				return true
-			})
-			b.StopTimer()
-			b.ReportMetric(float64(done.Load())/b.Elapsed().Seconds(), "cycles/s")
-			b.ReportMetric(float64(rt.n.Load())/float64(max(done.Load(), 1)), "roundtrips/uri")
-			if n := instructions(); n > 0 {
-				b.ReportMetric(n/float64(max(done.Load(), 1)), "redis-instr/op")
-			}
-			if before != nil {
-				reportCommands(b, diffCommands(before, commandStats(b, rdb)), done.Load())
-			}
-		})
+			}()
+		}
+		wg.Wait()
+		done.Add(int64(len(cs)))
+		return true
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(done.Load())/b.Elapsed().Seconds(), "cycles/s")
+	b.ReportMetric(float64(rt.n.Load())/float64(max(done.Load(), 1)), "roundtrips/uri")
+	if n := instructions(); n > 0 {
+		b.ReportMetric(n/float64(max(done.Load(), 1)), "redis-instr/op")
+	}
+	if before != nil {
+		reportCommands(b, diffCommands(before, commandStats(b, rdb)), done.Load())
 	}
 }
 

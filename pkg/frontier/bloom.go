@@ -33,6 +33,16 @@ func (b bloomFilter) locations(key string) []uint64 {
 	return locs
 }
 
+// falsePositiveRate estimates the chance that a URI not in the filter
+// finds all its bits set once n URIs are in it.
+func (b bloomFilter) falsePositiveRate(n int64) float64 {
+	if n <= 0 || b.m == 0 {
+		return 0
+	}
+	k := float64(b.k)
+	return math.Pow(1-math.Exp(-k*float64(n)/float64(b.m)), k)
+}
+
 // BloomBytes is the Redis memory a Bloom filter sized for n URIs at
 // false-positive rate fp takes (its bitmaps; Redis adds little to them).
 func BloomBytes(n int64, fp float64) int64 {

@@ -6,8 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/trawler-crawl/trawler/internal/metricstest"
 	"github.com/trawler-crawl/trawler/pkg/profile"
 )
 
@@ -86,4 +88,60 @@ func TestBloomBytes(t *testing.T) {
 	if _, err := New(nil, "x", bloomOptions(10, 0.1, 1<<33)); err == nil {
 		t.Fatal("chunk past 2^32 bits must fail")
 	}
+}
+
+// The Bloom filter's estimated false-positive rate at its current size
+// (issue 36) rises as URIs are added, reaches about the profile's rate at
+// the expected count, counts each URI once (a URI offered again adds
+// nothing) and is exported as trawler_frontier_bloom_false_positive_ratio;
+// a frontier without a Bloom filter exports no such series.
+func TestBloomFalsePositiveRate(t *testing.T) {
+	forBackends(t, func(t *testing.T, rdb *redis.Client) {
+		f := newTestFrontier(t, rdb, newClock(), Options{Shards: 2, SeenFilter: profile.SeenBloom,
+			BloomExpectedURIs: 2000, BloomFalsePositiveRate: 0.01})
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(NewCollector(f))
+		var prev float64
+		added := int64(0)
+		for round := range 4 {
+			var cs []Candidate
+			for i := range 500 {
+				cs = append(cs, cand(fmt.Sprintf("h%d", i%50), fmt.Sprintf("/r%d/%d", round, i), "L", false))
+			}
+			for _, v := range admit(t, f, cs...) {
+				if v != Seen {
+					added++
+				}
+			}
+			admit(t, f, cs[:100]...) // offered again: already in
+			st := stats(t, f)
+			if st.BloomURIs != added {
+				t.Fatalf("round %d: the filter counts %d URIs, %d were new to it", round, st.BloomURIs, added)
+			}
+			if st.BloomFalsePositiveRate <= prev {
+				t.Fatalf("round %d (%d URIs): rate %g, not above %g", round, added, st.BloomFalsePositiveRate, prev)
+			}
+			if got := metricstest.Value(t, reg, "trawler_frontier_bloom_false_positive_ratio"); got != st.BloomFalsePositiveRate {
+				t.Fatalf("round %d: metric %g, Stats %g", round, got, st.BloomFalsePositiveRate)
+			}
+			prev = st.BloomFalsePositiveRate
+			t.Logf("%d URIs: estimated false-positive rate %.3g", added, prev)
+		}
+		if prev < 0.005 || prev > 0.02 {
+			t.Errorf("at the expected 2000 URIs the rate is %g, want about the profile's 0.01", prev)
+		}
+
+		plain := newTestFrontier(t, rdb, newClock(), Options{})
+		reg2 := prometheus.NewRegistry()
+		reg2.MustRegister(NewCollector(plain))
+		mfs, err := reg2.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if strings.HasPrefix(mf.GetName(), "trawler_frontier_bloom_") {
+				t.Errorf("%s exported without a Bloom filter", mf.GetName())
+			}
+		}
+	})
 }

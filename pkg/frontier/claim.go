@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/trawler-crawl/trawler/pkg/messages"
@@ -46,22 +47,58 @@ const claimFields = 17
 // Idle is the wait Claim reports when no host has anything queued.
 const Idle = time.Duration(-1)
 
+// Claimant names a worker claiming URIs, so that the frontier shares the
+// ready hosts fairly among the workers that claim from it (fair.lua,
+// docs/frontier.md "Fair claims").
+type Claimant struct {
+	// ID is unique among the live workers of the frontier (the worker's
+	// identity); "" claims without taking part in fair shares.
+	ID string
+	// Hungry is how many URIs a claim may leave unmet before the claimant
+	// counts as wanting more, and is owed hosts that others are ahead on:
+	// the worker claims again once that many of its slots are free
+	// (default 1).
+	Hungry int
+}
+
+// The times of fair shares. A claimant that has not claimed for
+// fairWindow is forgotten (a stopped worker holds nobody back for
+// longer); a hungry claimant sharing the frontier asks again within
+// fairPoll, so a host left for it waits about that long; a host ready for
+// longer than fairGrace goes to whoever asks, owed or not.
+const (
+	fairWindow = 2 * time.Second
+	fairPoll   = 50 * time.Millisecond
+	fairGrace  = time.Second
+)
+
 // Claim leases up to n URIs, at most one per ready host, visiting the
-// shards in turn. wait says when to ask again when fewer than n came
-// back: 0 when hosts are ready now, the time until the next host is ready,
-// or Idle when nothing is queued at all. It fails only when it leased
-// nothing: a shard failing after others gave URIs is logged and the URIs
-// are returned.
+// shards in turn, for no claimant in particular (see ClaimAs).
 func (f *Frontier) Claim(ctx context.Context, n int, lease time.Duration) (claims []*Claim, wait time.Duration, err error) {
+	return f.ClaimAs(ctx, Claimant{}, n, lease)
+}
+
+// ClaimAs leases up to n URIs for who, at most one per ready host,
+// visiting the shards in turn; a host owed to another claimant with a
+// smaller share is left to it for a moment (fair.lua). wait says when to
+// ask again when fewer than n came back: 0 when hosts are ready now, the
+// time until the next host is ready (or, for a claimant owed hosts, until
+// it should look again), or Idle when nothing is queued at all. It fails
+// only when it leased nothing: a shard failing after others gave URIs is
+// logged and the URIs are returned.
+func (f *Frontier) ClaimAs(ctx context.Context, who Claimant, n int, lease time.Duration) (claims []*Claim, wait time.Duration, err error) {
 	if n < 1 {
 		return nil, 0, fmt.Errorf("frontier %s claim: n %d must be >= 1", f.name, n)
 	}
 	start := int(f.rotate.Add(1))
 	wait = Idle
+	withheld := false // hosts were left ready for other claimants
 	for i := range f.prefixes {
 		s := (start + i) % len(f.prefixes)
 		now := f.now()
-		replies, err := f.runAll(ctx, f.sc.claim, []call{{shard: s, args: []any{ms(now), ms(now.Add(lease)), n - len(claims)}}})
+		args := []any{ms(now), ms(now.Add(lease)), n - len(claims), who.ID, max(who.Hungry, 1),
+			fairWindow.Milliseconds(), fairPoll.Milliseconds(), fairGrace.Milliseconds()}
+		replies, err := f.runAll(ctx, f.sc.claim, []call{{shard: s, args: args}})
 		if err != nil && len(claims) > 0 {
 			// A shard on a master that is away: the URIs leased on the
 			// other shards go to work rather than wait for their leases
@@ -72,7 +109,8 @@ func (f *Frontier) Claim(ctx context.Context, n int, lease time.Duration) (claim
 		if err != nil {
 			return nil, 0, fmt.Errorf("frontier %s claim: %w", f.name, err)
 		}
-		got, next := f.parseClaims(ctx, s, replies[0])
+		got, next, owed := f.parseClaims(ctx, s, replies[0])
+		withheld = withheld || owed
 		claims = append(claims, got...)
 		if next >= 0 {
 			w := max0(time.UnixMilli(next).Sub(now))
@@ -84,7 +122,7 @@ func (f *Frontier) Claim(ctx context.Context, n int, lease time.Duration) (claim
 			break
 		}
 	}
-	if len(claims) > 0 {
+	if len(claims) > 0 && !withheld {
 		wait = 0
 	}
 	return claims, wait, nil
@@ -92,15 +130,19 @@ func (f *Frontier) Claim(ctx context.Context, n int, lease time.Duration) (claim
 
 func max0(d time.Duration) time.Duration { return max(d, 0) }
 
-// parseClaims decodes a claim reply. An entry that cannot be decoded (a
-// corrupt queue item) is finished as illegal (-7) so its host is not stuck,
-// and reported to the logger.
-func (f *Frontier) parseClaims(ctx context.Context, shard int, reply any) ([]*Claim, int64) {
+// parseClaims decodes a claim reply: the claims, the next ready time and
+// whether hosts were left ready for other claimants (the time prefixed
+// "w", fair.lua). An entry that cannot be decoded (a corrupt queue item)
+// is finished as illegal (-7) so its host is not stuck, and reported to
+// the logger.
+func (f *Frontier) parseClaims(ctx context.Context, shard int, reply any) ([]*Claim, int64, bool) {
 	vals, _ := reply.([]any)
 	if len(vals) == 0 {
-		return nil, -1
+		return nil, -1, false
 	}
-	next := toInt(vals[0])
+	first := toString(vals[0])
+	withheld := strings.HasPrefix(first, "w")
+	next := toInt(strings.TrimPrefix(first, "w"))
 	var out []*Claim
 	ctxs := ctxCache{}
 	for i := 1; i+claimFields <= len(vals); i += claimFields {
@@ -124,7 +166,7 @@ func (f *Frontier) parseClaims(ctx context.Context, shard int, reply any) ([]*Cl
 		}
 		out = append(out, c)
 	}
-	return out, next
+	return out, next, withheld
 }
 
 func decodeClaim(ctxs ctxCache, lease, raw, blob string) (*Claim, error) {

@@ -14,6 +14,7 @@ type collector struct {
 	hosts, paused, error *prometheus.Desc
 	backingOff, backOffs *prometheus.Desc
 	topHost              *prometheus.Desc
+	bloomURIs, bloomFP   *prometheus.Desc
 	top                  topHostsCache
 }
 
@@ -23,7 +24,9 @@ type collector struct {
 // trawler_frontier_paused, trawler_frontier_backing_off_hosts,
 // trawler_frontier_backoffs_total{status} and
 // trawler_frontier_top_host_queued_uris{host} (the topHosts hosts with the
-// most URIs queued, from a scan spaced by its cost: see topHostsCache).
+// most URIs queued, from a scan spaced by its cost: see topHostsCache), and
+// with a Bloom seen filter trawler_frontier_bloom_uris and
+// trawler_frontier_bloom_false_positive_ratio.
 // Register it with the role's Registerer.
 func NewCollector(f *Frontier) prometheus.Collector {
 	l := prometheus.Labels{"frontier": f.name}
@@ -40,11 +43,15 @@ func NewCollector(f *Frontier) prometheus.Collector {
 			"Host back-offs of the crawl (all workers, all runs) by the HTTP status that asked for them, or challenge for a bot-challenge page.", []string{"status"}, l),
 		topHost: prometheus.NewDesc("trawler_frontier_top_host_queued_uris",
 			"URIs queued at each of the 10 hosts with the most queued (held included); other hosts have no series.", []string{"host"}, l),
+		bloomURIs: prometheus.NewDesc("trawler_frontier_bloom_uris",
+			"URIs the Bloom seen filter holds (admitted since the filter was created, each once).", nil, l),
+		bloomFP: prometheus.NewDesc("trawler_frontier_bloom_false_positive_ratio",
+			"Estimated chance that the Bloom seen filter takes a new URI for one already seen, at its current size (mean over shards); a new URI so taken is never crawled.", nil, l),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.queued, c.inflight, c.hosts, c.paused, c.error, c.backingOff, c.backOffs, c.topHost} {
+	for _, d := range []*prometheus.Desc{c.queued, c.inflight, c.hosts, c.paused, c.error, c.backingOff, c.backOffs, c.topHost, c.bloomURIs, c.bloomFP} {
 		ch <- d
 	}
 }
@@ -75,6 +82,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.backOffs, prometheus.CounterValue, float64(st.BackOffs429), "429")
 	ch <- prometheus.MustNewConstMetric(c.backOffs, prometheus.CounterValue, float64(st.BackOffs503), "503")
 	ch <- prometheus.MustNewConstMetric(c.backOffs, prometheus.CounterValue, float64(st.BackOffsChallenge), BackOffChallenge)
+	if c.f.mode == "b" {
+		ch <- prometheus.MustNewConstMetric(c.bloomURIs, prometheus.GaugeValue, float64(st.BloomURIs))
+		ch <- prometheus.MustNewConstMetric(c.bloomFP, prometheus.GaugeValue, st.BloomFalsePositiveRate)
+	}
 	// Built afresh from the last scan, so hosts that left the top have no
 	// series any more.
 	for _, h := range c.top.get(ctx, c.f, st.Queued > 0) {

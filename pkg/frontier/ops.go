@@ -43,6 +43,14 @@ type Stats struct {
 	// them, and NextRetry when the first wait ends (zero: none waits).
 	RetryHosts, RetryURIs int64
 	NextRetry             time.Time
+	// BloomURIs counts the URIs the Bloom filter holds (those that set a
+	// bit when admitted; profile seenFilter bloom only), and
+	// BloomFalsePositiveRate is the rate at which it would take a new URI
+	// for a seen one at that size: the mean over the shards' filters
+	// (a candidate meets its host's shard's), each
+	// (1 - e^(-k·n/m))^k for its n URIs, m bits and k hashes.
+	BloomURIs              int64
+	BloomFalsePositiveRate float64
 }
 
 // Stats reads the counters of every shard in one round trip.
@@ -93,6 +101,11 @@ func (f *Frontier) Stats(ctx context.Context) (Stats, error) {
 		st.BackOffs429 += n429
 		st.BackOffs503 += n503
 		st.BackOffsChallenge += nch
+		if f.mode == "b" {
+			n := get("bloomn")
+			st.BloomURIs += n
+			st.BloomFalsePositiveRate += f.bloom.falsePositiveRate(n) / float64(len(f.prefixes))
+		}
 	}
 	var err error
 	if st.RetryHosts, st.RetryURIs, st.NextRetry, err = f.retryStats(ctx, ms(f.now())); err != nil {

@@ -9,7 +9,7 @@ import (
 
 // The Lua sources live in lua/. lib.lua is prepended to each script, and
 // backoff.lua and settle.lua after it to those that end leases or count
-// finished URIs:
+// finished URIs, fair.lua to the claim:
 // all of it runs on every call, so each script gets only what it uses.
 var (
 	//go:embed lua/lib.lua
@@ -22,6 +22,8 @@ var (
 	luaAdmit string
 	//go:embed lua/claim.lua
 	luaClaim string
+	//go:embed lua/fair.lua
+	luaFair string
 	//go:embed lua/complete.lua
 	luaComplete string
 	//go:embed lua/reap.lua
@@ -53,7 +55,7 @@ func newScripts() scripts {
 			"\nend\nlocal result = main()\nflush()\nreturn result\n")
 	}
 	return scripts{
-		admit: s(luaAdmit), claim: s(luaClaim), complete: s(luaComplete, luaBackoff, luaSettle), reap: s(luaReap, luaBackoff, luaSettle),
+		admit: s(luaAdmit), claim: s(luaClaim, luaFair), complete: s(luaComplete, luaBackoff, luaSettle), reap: s(luaReap, luaBackoff, luaSettle),
 		renew: s(luaRenew), pauseHost: s(luaPauseHost), journal: s(luaJournal, luaBackoff, luaSettle), purge: s(luaPurge),
 		unhold: s(luaUnhold),
 	}

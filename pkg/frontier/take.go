@@ -72,7 +72,7 @@ func (f *Frontier) TakeQueued(ctx context.Context, sel Selector, lease time.Dura
 				if err != nil {
 					return out, fmt.Errorf("frontier %s take queued of %s: %w", f.name, host, err)
 				}
-				got, _ := f.parseClaims(ctx, shard, replies[0])
+				got, _, _ := f.parseClaims(ctx, shard, replies[0])
 				out = append(out, got...)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -29,6 +30,7 @@ import (
 //	sealed          hash  launch key -> state it was sealed in
 //	done            hash  launch key -> metadata WARC written
 //	stats           hash  launch key -> statistics as written (JSON)
+//	donet, expired  zset  launch key -> when written / dropped (expire.go)
 //
 // Recording is a few ZADDs per event: a redelivered event is the same
 // member again and changes nothing. An event that names its launch (the
@@ -49,6 +51,9 @@ type Store struct {
 	crawl  string
 	prefix string
 	now    func() time.Time
+	// backfilled: the launches done before their time was recorded
+	// (donet, expire.go) have been given one.
+	backfilled atomic.Bool
 }
 
 // New returns the store of crawl's statistics; now is the clock (nil:
@@ -189,18 +194,20 @@ func (s *Store) window(ctx context.Context, l Launch, once, named bool) ([]messa
 	if i+1 < len(ls) {
 		hi = "(" + strconv.FormatInt(tsMillis(ls[i+1]), 10)
 	}
-	pipe := s.rdb.Pipeline()
-	unnamed := pipe.ZRangeByScoreWithScores(ctx, s.srcKey(l.Source, "ev"), &redis.ZRangeBy{Min: lo, Max: hi})
-	var own *redis.ZSliceCmd
+	zs, err := s.pages(ctx, l, func(off int64) *redis.ZSliceCmd {
+		return s.rdb.ZRangeByScoreWithScores(ctx, s.srcKey(l.Source, "ev"), &redis.ZRangeBy{Min: lo, Max: hi, Offset: off, Count: eventPage})
+	})
+	if err != nil {
+		return nil, err
+	}
 	if named && l.Timestamp != "" {
-		own = pipe.ZRangeWithScores(ctx, s.srcKey(l.Source, "e:"+l.Timestamp), 0, -1)
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, fmt.Errorf("harvest statistics: events of %s: %w", l, err)
-	}
-	zs := unnamed.Val()
-	if own != nil {
-		zs = append(zs, own.Val()...)
+		own, err := s.pages(ctx, l, func(off int64) *redis.ZSliceCmd {
+			return s.rdb.ZRangeWithScores(ctx, s.srcKey(l.Source, "e:"+l.Timestamp), off, off+eventPage-1)
+		})
+		if err != nil {
+			return nil, err
+		}
+		zs = append(zs, own...)
 		slices.SortStableFunc(zs, func(a, b redis.Z) int { return cmp.Compare(a.Score, b.Score) })
 	}
 	seen := map[string]bool{}
@@ -219,6 +226,30 @@ func (s *Store) window(ctx context.Context, l Launch, once, named bool) ([]messa
 		out = append(out, ev)
 	}
 	return out, nil
+}
+
+// eventPage is how many stored events one read returns: a launch of
+// millions read in one reply (about 0.8 KB an event) outlasts the
+// client's read timeout, and the read was tried again at every poll
+// (issue 36).
+const eventPage = 10000
+
+// pages reads a sorted set's members page by page (read returns the page
+// at an offset) until a page comes back short. A member added meanwhile
+// may be read twice; readers take each URL's first event, or each line
+// once.
+func (s *Store) pages(ctx context.Context, l Launch, read func(off int64) *redis.ZSliceCmd) ([]redis.Z, error) {
+	var out []redis.Z
+	for off := int64(0); ; off += eventPage {
+		zs, err := read(off).Result()
+		if err != nil {
+			return nil, fmt.Errorf("harvest statistics: events of %s: %w", l, err)
+		}
+		out = append(out, zs...)
+		if len(zs) < eventPage {
+			return out, nil
+		}
+	}
 }
 
 // EventCount is about how many events Events(all) passes for the launch:
@@ -405,6 +436,7 @@ func (s *Store) MarkDone(ctx context.Context, l Launch, file string, stats []byt
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, s.prefix+"done", l.Key(), file)
 		p.HSet(ctx, s.prefix+"stats", l.Key(), stats)
+		p.ZAdd(ctx, s.prefix+"donet", redis.Z{Score: float64(s.now().UnixMilli()), Member: l.Key()})
 		p.Del(ctx, s.seenKey(l), s.countsKey(l))
 		if l.Timestamp != "" {
 			p.Del(ctx, s.srcKey(l.Source, "e:"+l.Timestamp))

@@ -40,6 +40,7 @@ type Profile struct {
 	ClamAV      ClamAV      `yaml:"clamav"`
 	Credentials Credentials `yaml:"credentials"`
 	Sheets      Sheets      `yaml:"sheets"`
+	Provenance  Provenance  `yaml:"provenance"`
 }
 
 // Crawl names the crawl and says who runs it.
@@ -156,10 +157,11 @@ func Default() Profile {
 		Extract:     Extract{Javascript: true, Sitemaps: true, Streams: Streams{Variants: extract.VariantsExtremes, MaxSegments: extract.DefaultMaxSegments}},
 		Render: Render{Media: RenderMedia{Play: true, YtDlp: YtDlpMedia, YtDlpTimeoutSeconds: 300, YtDlpMaxBytes: 2 << 30,
 			YtDlpMaxItems: 20}},
-		Scope:  defaultScope(),
-		WARC:   WARC{Prefix: "TRAWLER", MaxFileSizeBytes: 1 << 30, CompressionLevel: 6, Version: WARCVersion10},
-		Dedup:  defaultDedup(),
-		ClamAV: defaultClamAV(),
+		Scope:      defaultScope(),
+		WARC:       WARC{Prefix: "TRAWLER", MaxFileSizeBytes: 1 << 30, CompressionLevel: 6, Version: WARCVersion10},
+		Dedup:      defaultDedup(),
+		ClamAV:     defaultClamAV(),
+		Provenance: defaultProvenance(),
 	}
 }
 
@@ -226,7 +228,8 @@ func (p Profile) Validate() error {
 	errs = append(errs, p.Frontier.validate(), p.Quotas.validate(), p.Limits.validate(),
 		p.Robots.validate(), p.DNS.validate(), p.Scope.validate(), p.Sheets.validate(),
 		p.ClamAV.validate(), p.Credentials.validate(), validateProxy(p.Fetch.Proxy), p.WARC.validateVersion(),
-		p.Render.validate(), p.Extract.Streams.validate(), validateAllowAddresses(p.Fetch.AllowAddresses), p.Dedup.validate())
+		p.Render.validate(), p.Extract.Streams.validate(), validateAllowAddresses(p.Fetch.AllowAddresses), p.Dedup.validate(),
+		p.Provenance.validate())
 	if p.WARC.Prefix == "" || strings.ContainsAny(p.WARC.Prefix, "/ ") {
 		errs = append(errs, fmt.Errorf("warc.prefix: %q must be non-empty without spaces or slashes", p.WARC.Prefix))
 	}

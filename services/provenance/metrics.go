@@ -11,6 +11,7 @@ import (
 type metrics struct {
 	events    prometheus.Counter
 	sealed    *prometheus.CounterVec
+	expired   prometheus.Counter
 	warcs     prometheus.Counter
 	documents prometheus.Counter
 	errors    *prometheus.CounterVec
@@ -22,6 +23,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Crawled events handed to the statistics store (redeliveries included; each URL counts once per launch)."}),
 		sealed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trawler_provenance_launches_sealed_total",
 			Help: "Launches sealed, by the state they were sealed in."}, []string{"state"}),
+		expired: prometheus.NewCounter(prometheus.CounterOpts{Name: "trawler_provenance_launches_expired_total",
+			Help: "Written launches whose statistics were dropped from Redis after provenance.keepSealedDays (the metadata WARC keeps them)."}),
 		warcs: prometheus.NewCounter(prometheus.CounterOpts{Name: "trawler_provenance_metadata_warcs_total",
 			Help: "Metadata WARCs written (or found complete after a restart) and announced."}),
 		documents: prometheus.NewCounter(prometheus.CounterOpts{Name: "trawler_provenance_documents_total",
@@ -33,7 +36,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return m, nil
 	}
 	var errs []error
-	for _, c := range []prometheus.Collector{m.events, m.sealed, m.warcs, m.documents, m.errors} {
+	for _, c := range []prometheus.Collector{m.events, m.sealed, m.expired, m.warcs, m.documents, m.errors} {
 		errs = append(errs, reg.Register(c))
 	}
 	return m, errors.Join(errs...)

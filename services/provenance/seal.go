@@ -20,6 +20,7 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/messages"
 	"github.com/trawler-crawl/trawler/pkg/metawarc"
 	"github.com/trawler-crawl/trawler/pkg/reports"
+	"github.com/trawler-crawl/trawler/pkg/warcwriter"
 )
 
 // Report file names, beside Heritrix's six reports in a launch's
@@ -53,12 +54,30 @@ func (s *Service) writeLaunch(ctx context.Context, p *pendingLaunch) error {
 	if err != nil {
 		return fmt.Errorf("provenance: encode statistics of %s: %w", l, err)
 	}
+	launched, hasTime := launchTime(l)
+	at := launched
+	if !hasTime {
+		at = st.Totals.FirstFetch
+	}
+	agg, cdxLines, seeds, origin := s.collect(p.events)
+	meta, err := s.metaFor(origin)
+	if err != nil {
+		return err
+	}
+	name := meta.Name(l.Source, at)
+	if fi, err := os.Stat(filepath.Join(meta.Dir, name)); err == nil {
+		// Written before: a crash came between the rename and the mark
+		// (statistics and reports were written before the file), or late
+		// events brought back a launch whose statistics had expired
+		// (pkg/harveststats/expire.go), whose own would replace the
+		// launch's. Either way the file stands.
+		return s.finish(ctx, l, js, metawarc.Result{ClosedFile: warcwriter.ClosedFile{Name: name,
+			Path: filepath.Join(meta.Dir, name), Size: fi.Size(), Closed: fi.ModTime()}, Existed: true}, st.State)
+	}
 	if err := s.publish(ctx, s.cfg.StatsTopic(), l.Key(), js); err != nil {
 		return err
 	}
 	dir := s.cfg.LaunchDir(l)
-	launched, hasTime := launchTime(l)
-	agg, cdxLines, seeds, origin := s.collect(p.events)
 	now := s.d.Now().UTC()
 	info := reports.RunInfo{End: now, Status: runStatus(st.State)}
 	if hasTime {
@@ -76,18 +95,15 @@ func (s *Service) writeLaunch(ctx context.Context, p *pendingLaunch) error {
 	if err != nil {
 		return err
 	}
-	at := launched
-	if !hasTime {
-		at = st.Totals.FirstFetch
-	}
-	meta, err := s.metaFor(origin)
-	if err != nil {
-		return err
-	}
-	res, err := metawarc.Write(ctx, meta, meta.Name(l.Source, at), now, items)
+	res, err := metawarc.Write(ctx, meta, name, now, items)
 	if err != nil {
 		return fmt.Errorf("provenance: %w", err)
 	}
+	return s.finish(ctx, l, js, res, st.State)
+}
+
+// finish announces a launch's metadata WARC and marks the launch done.
+func (s *Service) finish(ctx context.Context, l harveststats.Launch, js []byte, res metawarc.Result, state string) error {
 	if err := s.announce(ctx, res); err != nil {
 		return err
 	}
@@ -95,7 +111,7 @@ func (s *Service) writeLaunch(ctx context.Context, p *pendingLaunch) error {
 		return err
 	}
 	s.m.warcs.Inc()
-	s.log.Info("metadata WARC written", "source", l.Source, "launch", l.Timestamp, "state", st.State,
+	s.log.Info("metadata WARC written", "source", l.Source, "launch", l.Timestamp, "state", state,
 		"file", res.Path, "existed", res.Existed)
 	return nil
 }

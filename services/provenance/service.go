@@ -252,7 +252,30 @@ func (s *Service) Tick(ctx context.Context) error {
 	if err := s.writePending(ctx); err != nil {
 		return err
 	}
+	if err := s.expire(ctx, now); err != nil {
+		return err
+	}
 	return s.publishRunning(ctx)
+}
+
+// expire drops from Redis the statistics of launches written longer ago
+// than the profile's provenance.keepSealedDays (their metadata WARCs keep
+// them), so Redis does not grow with every launch.
+func (s *Service) expire(ctx context.Context, now time.Time) error {
+	days := s.d.Profile.Provenance.KeepSealedDays
+	if days <= 0 {
+		return nil
+	}
+	n, err := s.store.Expire(ctx, now.Add(-time.Duration(days)*24*time.Hour))
+	if err != nil {
+		return err
+	}
+	s.m.expired.Add(float64(n))
+	if n > 0 {
+		s.log.Info("statistics of written launches dropped from Redis (their metadata WARCs keep them)",
+			"launches", n, "keepSealedDays", days)
+	}
+	return nil
 }
 
 // publishRunning publishes the statistics of the running launches that

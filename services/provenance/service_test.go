@@ -73,10 +73,17 @@ func newHarness(t *testing.T) *harness {
 // start runs a service until the test ends.
 func (h *harness) start() *Service {
 	h.t.Helper()
-	h.reg = prometheus.NewRegistry()
 	p := profile.Default()
 	p.Crawl.Name = "test-crawl"
-	s, err := New(h.cfg, Deps{Kafka: h.kc, Redis: h.rdb, Frontier: h.front, Profile: p, Version: "test", Registerer: h.reg})
+	return h.startWith(p, nil)
+}
+
+// startWith runs a service with profile p and clock now (nil: time.Now)
+// until the test ends.
+func (h *harness) startWith(p profile.Profile, now func() time.Time) *Service {
+	h.t.Helper()
+	h.reg = prometheus.NewRegistry()
+	s, err := New(h.cfg, Deps{Kafka: h.kc, Redis: h.rdb, Frontier: h.front, Profile: p, Version: "test", Registerer: h.reg, Now: now})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -265,13 +265,12 @@ func TestControlTopicThreeWorkers(t *testing.T) {
 			crawling++
 		}
 	}
-	// Which worker claims a host next is a race the frontier does not
-	// make fair yet (issue 36, fair claims): under CI's load one of the
-	// three has been left without a page. Two crawling still shows the
-	// commands acting across workers; fewer shows nothing.
+	// The frontier shares the ready hosts among the workers asking
+	// (fair claims, issue 36), so each of the three crawls: the commands
+	// acted across all of them.
 	t.Logf("pages crawled by worker: %v", perWorker)
-	if crawling < 2 {
-		t.Errorf("only %d of 3 workers crawled a page (%v): the test shows nothing about the others", crawling, perWorker)
+	if crawling < 3 {
+		t.Errorf("only %d of 3 workers crawled a page (%v)", crawling, perWorker)
 	}
 	if lines != deleted {
 		t.Errorf("%d crawl.log lines with -6000, %d URIs deleted", lines, deleted)

@@ -46,6 +46,8 @@ type childSpec struct {
 	// and its identity there (serveChildAdmin, control_process_test.go).
 	AdminFile string `json:"adminFile,omitempty"`
 	Token     string `json:"token,omitempty"`
+	// Politeness, when set, replaces identityProfile's.
+	Politeness *profile.Politeness `json:"politeness,omitempty"`
 }
 
 func TestMain(m *testing.M) {
@@ -82,9 +84,13 @@ func runChild(c childSpec) int {
 	kc := kafka.Config{Brokers: c.Brokers, ClientID: "child", SessionTimeout: testSessionTimeout, RebalanceTimeout: testSessionTimeout}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	reg := prometheus.NewRegistry()
+	prof := identityProfile()
+	if c.Politeness != nil {
+		prof.Politeness = *c.Politeness
+	}
 	w, err := New(Config{Crawl: "fc", Stream: "npld", ID: c.ID, Threads: cmp.Or(c.Threads, 2), DataDir: c.Dir, Lease: 2 * time.Second,
 		IdentityLease: c.Lease, JanitorPeriod: time.Hour},
-		Deps{Profile: identityProfile(), Kafka: kc, Redis: rdb,
+		Deps{Profile: prof, Kafka: kc, Redis: rdb,
 			Resolver: staticHosts(c.Hosts), Logger: log, Registerer: reg, Version: "t"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child worker:", err)
@@ -93,7 +99,7 @@ func runChild(c childSpec) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	if c.AdminFile != "" {
-		closeAdmin, err := serveChildAdmin(ctx, c, w, identityProfile(), kc, rdb, reg, log)
+		closeAdmin, err := serveChildAdmin(ctx, c, w, prof, kc, rdb, reg, log)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "child admin:", err)
 			return 1

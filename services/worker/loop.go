@@ -113,7 +113,10 @@ func (w *Worker) dispatch(ctx context.Context, work chan<- *frontier.Claim) {
 			n = min(n, lim)
 		}
 		last = time.Now()
-		claims, wait, err := w.front.Claim(ctx, n, w.cfg.Lease)
+		// Fair shares (frontier.Claimant): this worker claims again once
+		// threshold slots are free, so a claim that leaves that many unmet
+		// leaves it wanting.
+		claims, wait, err := w.front.ClaimAs(ctx, frontier.Claimant{ID: w.cfg.ID, Hungry: threshold}, n, w.cfg.Lease)
 		w.metrics.front.ObserveClaim(time.Since(last))
 		if err != nil {
 			if ctx.Err() == nil {

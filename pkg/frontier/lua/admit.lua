@@ -63,7 +63,11 @@ local function push(host, uk, level, ctx, blob, tag, payload)
   tcount(source(blob), 1, 0)
 end
 
--- bloom sets the candidate's bits and reports whether all were set.
+-- bloom sets the candidate's bits and reports whether all were set. A
+-- candidate that set a bit is new to the filter: bloomAdded counts them
+-- (meta field bloomn), for the filter's false-positive rate at its size
+-- (Frontier.Stats).
+local bloomAdded = 0
 local function bloom(i)
   local seen = true
   for j = 0, k - 1 do
@@ -71,6 +75,7 @@ local function bloom(i)
     local key = P .. 'bloom:' .. math.floor(loc / chunk)
     if redis.call('SETBIT', key, loc % chunk, 1) == 0 then seen = false end
   end
+  if not seen then bloomAdded = bloomAdded + 1 end
   return seen
 end
 
@@ -152,4 +157,5 @@ while i <= #ARGV do
   out[#out + 1] = code
   i = i + F + k
 end
+if bloomAdded > 0 then redis.call('HINCRBY', META, 'bloomn', bloomAdded) end
 return out

@@ -1,7 +1,10 @@
 -- Claim up to max URIs under leases: from each ready host as many as its
 -- parallelQueues leave room for.
--- ARGV: P, now, lease expiry ms, max.
--- Returns the earliest ready time (ms, -1 when no host waits) followed by
+-- ARGV: P, now, lease expiry ms, max, and for fair shares (fair.lua) the
+-- claimer ('' for none), how many unmet make it hungry, and the window,
+-- poll and grace times (ms).
+-- Returns the earliest ready time (ms, -1 when no host waits; see fairEnd)
+-- followed by
 -- 17 fields per claim: lease, item, context blob, then fetch successes,
 -- success bytes, responses and all bytes of the server, the host name and
 -- the source, then the host's back-offs in a row and until when (ms).
@@ -86,7 +89,8 @@ end
 
 -- The ready set is read here and at the end: what is pending goes first.
 flushReady()
-local hosts = redis.call('ZRANGEBYSCORE', READY, '-inf', now, 'LIMIT', 0, max)
+local hosts = redis.call('ZRANGEBYSCORE', READY, '-inf', now, 'WITHSCORES', 'LIMIT', 0, max)
+local fair = fairStart(now, ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
 local claimed = 0
 -- A claim changes no quota counters, and the claims of a batch often
 -- share a host name or source.
@@ -127,6 +131,7 @@ local function claimOne(host)
     out[#out + 1] = num(v[10])
     out[#out + 1] = num(v[11])
     claimed = claimed + 1
+    fair.mine = fair.mine + 1
     -- The host was just scheduled: it gives another URI now if ready now.
     return t ~= nil and t <= now
   end
@@ -143,11 +148,15 @@ local function claimOne(host)
 end
 -- A host with parallelQueues left gives several URIs in one call, so a
 -- crawl of one big site is not held to one claim per round trip.
-for _, host in ipairs(hosts) do
-  while claimed < max and claimOne(host) do end
+-- A host owed to a hungrier claimer is left ready for it (fairMay).
+for i = 1, #hosts, 2 do
+  local host, score = hosts[i], tonumber(hosts[i + 1])
+  while claimed < max and fairMay(fair, score) and claimOne(host) do end
   if claimed >= max then break end
 end
 flushReady()
 local first = redis.call('ZRANGE', READY, 0, 0, 'WITHSCORES')
-if first[2] then out[1] = first[2] else out[1] = '-1' end
+local nxt = -1
+if first[2] then nxt = tonumber(first[2]) end
+out[1] = tostring(fairEnd(fair, max - claimed, nxt, num(redis.call('HGET', META, 'queued')) + dQueued))
 return out

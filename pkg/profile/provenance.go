@@ -1,0 +1,30 @@
+package profile
+
+import "fmt"
+
+// Provenance holds the crawl-wide settings of the provenance role
+// (docs/provenance.md).
+type Provenance struct {
+	// KeepSealedDays is how long a launch's harvest statistics stay in
+	// Redis once its metadata WARC, which keeps them for good
+	// (harvest-statistics.json, and the report files under
+	// <data>/provenance), is written: the admin API and `trawler
+	// provenance stats` answer for it meanwhile. 0: kept for ever, and
+	// Redis grows with every launch.
+	KeepSealedDays int `yaml:"keepSealedDays"`
+}
+
+// DefaultKeepSealedDays: a month of a frequent crawl's launches (about a
+// kilobyte each) stays queryable.
+const DefaultKeepSealedDays = 30
+
+func defaultProvenance() Provenance {
+	return Provenance{KeepSealedDays: DefaultKeepSealedDays}
+}
+
+func (p Provenance) validate() error {
+	if p.KeepSealedDays < 0 {
+		return fmt.Errorf("provenance.keepSealedDays: %d must be >= 0 (0: kept for ever)", p.KeepSealedDays)
+	}
+	return nil
+}
