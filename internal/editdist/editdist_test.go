@@ -15,3 +15,23 @@ func TestDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestOf(t *testing.T) {
+	for _, c := range []struct {
+		a, b []string
+		want int
+	}{
+		{nil, nil, 0},
+		{[]string{"the", "cat", "sat"}, []string{"the", "cat", "sat"}, 0},
+		{[]string{"the", "cat", "sat"}, []string{"the", "dog", "sat"}, 1},
+		{[]string{"a", "b", "c", "d"}, []string{"a", "d"}, 2},
+		{[]string{"x"}, []string{"y", "x", "y"}, 2},
+	} {
+		if got := Of(c.a, c.b); got != c.want {
+			t.Errorf("Of(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+	if got := Of([]rune("naïve"), []rune("naive")); got != 1 {
+		t.Errorf("runes: %d, want 1", got)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/net/html"
+
+	"github.com/trawler-crawl/trawler/internal/editdist"
 )
 
 // Severity grades a score as Browsertrix grades its QA matches.
@@ -154,7 +156,7 @@ func TextMatch(a, b string) (score float64, how string) {
 	}
 	ra, rb := []rune(a), []rune(b)
 	if len(ra)*len(rb) <= MaxTextCells {
-		return 1 - float64(distance(ra, rb))/float64(max(len(ra), len(rb))), "chars"
+		return 1 - float64(editdist.Of(ra, rb))/float64(max(len(ra), len(rb))), "chars"
 	}
 	wa, wb := words(a, b)
 	how = "words"
@@ -164,7 +166,7 @@ func TextMatch(a, b string) (score float64, how string) {
 		wa, wb = wa[:min(n, len(wa))], wb[:min(n, len(wb))]
 		how = fmt.Sprintf("first %d words", n)
 	}
-	return 1 - float64(distance(wa, wb))/float64(max(len(wa), len(wb))), how
+	return 1 - float64(editdist.Of(wa, wb))/float64(max(len(wa), len(wb))), how
 }
 
 // words gives each distinct word of a and b a number.
@@ -186,30 +188,3 @@ func words(a, b string) ([]int32, []int32) {
 	return conv(a), conv(b)
 }
 
-// distance is the Levenshtein distance of two symbol sequences, after
-// their common prefix and suffix are dropped, in two rows of memory.
-func distance[T comparable](a, b []T) int {
-	for len(a) > 0 && len(b) > 0 && a[0] == b[0] {
-		a, b = a[1:], b[1:]
-	}
-	for len(a) > 0 && len(b) > 0 && a[len(a)-1] == b[len(b)-1] {
-		a, b = a[:len(a)-1], b[:len(b)-1]
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
