@@ -60,8 +60,9 @@ type Deps struct {
 	Logger *slog.Logger
 }
 
-// Handler serves the API; mount it with admin.Server.MountAPI.
-func Handler(d Deps) http.Handler {
+// withDefaults fills the zero fields that have defaults: 20 top hosts, 50
+// top targets, a discarding logger.
+func (d Deps) withDefaults() Deps {
 	if d.TopHosts <= 0 {
 		d.TopHosts = 20
 	}
@@ -71,6 +72,12 @@ func Handler(d Deps) http.Handler {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
+	return d
+}
+
+// Handler serves the API; mount it with admin.Server.MountAPI.
+func Handler(d Deps) http.Handler {
+	d = d.withDefaults()
 	h := &handler{d: d, status: NewStatusReader(d)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/v1/status", h.serveStatus)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/trawler-crawl/trawler/internal/costcache"
@@ -23,15 +22,7 @@ type StatusReader struct {
 // NewStatusReader reads the status from d (Frontier, Limits,
 // LimitReached, TopHosts, TopTargets, Logger).
 func NewStatusReader(d Deps) *StatusReader {
-	if d.TopHosts <= 0 {
-		d.TopHosts = 20
-	}
-	if d.TopTargets <= 0 {
-		d.TopTargets = 50
-	}
-	if d.Logger == nil {
-		d.Logger = slog.New(slog.DiscardHandler)
-	}
+	d = d.withDefaults()
 	s := &StatusReader{d: d}
 	if d.Frontier != nil {
 		// A read of the top hosts scans every host's queue: about 7 s at
