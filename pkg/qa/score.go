@@ -187,4 +187,3 @@ func words(a, b string) ([]int32, []int32) {
 	}
 	return conv(a), conv(b)
 }
-
