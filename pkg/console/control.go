@@ -89,6 +89,10 @@ func (c *Console) control(w http.ResponseWriter, r *http.Request, s *session) {
 		c.render(w, r, status, "control", page{Title: "Control", Nav: "control", Actor: s.actor(), CanAct: s.canAct(),
 			CSRF: s.csrf, Data: controlData{Recent: c.recent.all(), Error: msg, Form: form}})
 	}
+	if f := r.PostForm; f.Get("command") == messages.CommandSeeds && f.Get("action") == messages.ActionRemove && len(lines(f.Get("urls"), false)) > 1 {
+		refuse(http.StatusBadRequest, "not sent: remove one seed at a time (each is its own target, with its own acknowledgement)")
+		return
+	}
 	if err := m.Validate(); err != nil {
 		refuse(http.StatusBadRequest, "not sent: "+err.Error())
 		return
@@ -120,7 +124,24 @@ func controlOf(r *http.Request) messages.Control {
 	if m.Scope == messages.ScopeCrawl {
 		m.Scope = "" // the default, which every version reads
 	}
+	if m.Command == messages.CommandSeeds && m.Action == messages.ActionRemove {
+		return removeSeed(m)
+	}
 	return m
+}
+
+// removeSeed is the seeds form's remove: a seed added from the console
+// or by ctl is launched as its own target (its source tag is its URL), so
+// removing it terminates that target: its queued URIs finish -6000 and
+// none is admitted again. A seed from a crawl feed goes when its target
+// leaves the feed (or by terminating the feed's target tag). One seed a
+// command, so each gets its own acknowledgement (control refuses more).
+func removeSeed(m messages.Control) messages.Control {
+	out := messages.Control{Command: messages.CommandTerminate, Scope: messages.ScopeTarget}
+	if len(m.URLs) > 0 {
+		out.Source = m.URLs[0]
+	}
+	return out
 }
 
 // lines splits a textarea into its non-empty lines, and on commas too

@@ -103,6 +103,9 @@ func TestBadInput(t *testing.T) {
 		{"terminate unconfirmed", url.Values{"command": {"terminate"}}, "terminate needs its confirm box ticked"},
 		{"exclusion unconfirmed", url.Values{"command": {"exclusions"}, "urls": {"http://a.test/x"}}, "exclusions needs its confirm box ticked"},
 		{"seeds without URLs", url.Values{"command": {"seeds"}, "urls": {"\n \n"}}, `needs a non-empty &#34;urls&#34; list`},
+		{"seed removal unconfirmed", url.Values{"command": {"seeds"}, "action": {"remove"}, "urls": {"http://a.test/"}}, "terminate needs its confirm box ticked"},
+		{"two seeds removed at once", url.Values{"command": {"seeds"}, "action": {"remove"}, "urls": {"http://a.test/\nhttp://b.test/"}, "confirm": {"yes"}},
+			"remove one seed at a time"},
 		{"delete unconfirmed", url.Values{"command": {"delete"}, "regex": {"/cal/"}}, "delete needs its confirm box ticked"},
 		{"delete with a bad regex", url.Values{"command": {"delete"}, "regex": {"(unclosed"}, "confirm": {"yes"}}, "regex: error parsing regexp"},
 		{"sheets without names", url.Values{"command": {"sheets"}, "urls": {"http://a.test/"}}, `needs a non-empty &#34;sheets&#34; list`},
@@ -119,5 +122,24 @@ func TestBadInput(t *testing.T) {
 	}
 	if sent != 0 {
 		t.Fatalf("%d bad commands were sent", sent)
+	}
+}
+
+// Removing a seed terminates the target it was launched as (its URL is
+// its source tag), confirmed, as the operator who sent it.
+func TestRemoveSeed(t *testing.T) {
+	var got []messages.Control
+	h := newHarness(t, harnessOptions{deps: func(d *Deps) {
+		d.API.Send = func(_ context.Context, m messages.Control) (string, error) { got = append(got, m); return "id1", nil }
+	}})
+	cl := h.client()
+	csrf := h.login(cl, operatorToken)
+	form := url.Values{"csrf": {csrf}, "command": {"seeds"}, "action": {"remove"}, "urls": {" http://a.test/start \n"}, "confirm": {"yes"}}
+	if code, body, _ := h.do(cl, "POST", Prefix+"control", form); code != http.StatusSeeOther {
+		t.Fatalf("remove seed: %d %s", code, body)
+	}
+	if len(got) != 1 || got[0].Command != messages.CommandTerminate || got[0].Scope != messages.ScopeTarget ||
+		got[0].Source != "http://a.test/start" || len(got[0].URLs) != 0 || got[0].By != "console:operator" {
+		t.Fatalf("sent %+v, want one terminate of target http://a.test/start by the operator", got)
 	}
 }
