@@ -51,6 +51,9 @@ type Scope struct {
 	// captures its landing page and nothing under it. Read from the
 	// redirecting seed's effective settings.
 	SeedsRedirectNewSeeds bool `yaml:"seedsRedirectNewSeeds"`
+	// Traps tunes the crawler-trap heuristics (pkg/traps) applied to a
+	// page's links, by the page's settings.
+	Traps Traps `yaml:"traps"`
 	// Rules is the ordered rule list; the last rule that answers ACCEPT or
 	// REJECT decides. Rules are numbered from 1 in this order in decisions
 	// ("ACCEPT by rule #2 SurtPrefixedDecideRule") and in errors.
@@ -61,6 +64,7 @@ func defaultScope() Scope {
 	return Scope{
 		MaxHops: 20, MaxTransHops: 2, MaxSpeculativeHops: 1, MaxPathDepth: 20, MaxRepetitions: 2,
 		SourceCheckInterval: 1, SeedsRedirectNewSeeds: true,
+		Traps: Traps{MaxQueryBytes: 1024, MaxQueryParams: 48, MaxRepeatedParam: 4, MaxPerPattern: 10000},
 		Rules: NewRuleList(DefaultRules()...),
 	}
 }
@@ -114,6 +118,7 @@ func (s Scope) validate() error {
 	if s.SourceCheckInterval <= 0 {
 		errs = append(errs, errors.New("scope.sourceCheckInterval: must be > 0 seconds"))
 	}
+	errs = append(errs, s.Traps.validate())
 	rules := s.Rules.Rules()
 	if len(rules) == 0 {
 		errs = append(errs, errors.New("scope.rules: empty; no URI could ever be accepted"))
@@ -483,4 +488,27 @@ func (r *Rule) fieldPointers() map[string]any {
 		"schemes": &r.Schemes, "countryCodes": &r.CountryCodes, "database": &r.Database,
 		"lookupEveryUri": &r.LookupEveryURI,
 	}
+}
+
+// Traps settings: a page's links that look like a crawler trap's are
+// dropped (pkg/traps), the page annotated trap:<kind>.
+type Traps struct {
+	// MaxQueryBytes, MaxQueryParams and MaxRepeatedParam bound a link's
+	// query: longer, with more parameters, or naming one parameter more
+	// often is an ever-growing query.
+	MaxQueryBytes    int `yaml:"maxQueryBytes"`
+	MaxQueryParams   int `yaml:"maxQueryParams"`
+	MaxRepeatedParam int `yaml:"maxRepeatedParam"`
+	// MaxPerPattern bounds the new URLs of one self-similar pattern (a
+	// page's links of its own shape, digits and ids aside) per host;
+	// -1 turns it off.
+	MaxPerPattern int64 `yaml:"maxPerPattern"`
+}
+
+func (t Traps) validate() error {
+	if t.MaxQueryBytes < 1 || t.MaxQueryParams < 1 || t.MaxRepeatedParam < 1 || t.MaxPerPattern < -1 || t.MaxPerPattern == 0 {
+		return fmt.Errorf("scope.traps: maxQueryBytes (%d), maxQueryParams (%d) and maxRepeatedParam (%d) must be >= 1, maxPerPattern (%d) >= 1 or -1 (off)",
+			t.MaxQueryBytes, t.MaxQueryParams, t.MaxRepeatedParam, t.MaxPerPattern)
+	}
+	return nil
 }

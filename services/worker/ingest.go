@@ -77,6 +77,12 @@ func (w *Worker) ingest(ctx context.Context, batch []kafka.Item[messages.Launch]
 // not committed, a page crawled again after a crash) may have queued them
 // without journaling them, and a duplicate in the journal costs nothing.
 func (w *Worker) admit(ctx context.Context, ls []messages.Launch, launched, rejournal bool) ([]*kgo.Record, error) {
+	return w.admitEach(ctx, ls, launched, rejournal, nil)
+}
+
+// admitEach is admit, calling onNew (when set) with each launch the
+// frontier queued as new.
+func (w *Worker) admitEach(ctx context.Context, ls []messages.Launch, launched, rejournal bool, onNew func(messages.Launch)) ([]*kgo.Record, error) {
 	cands := make([]frontier.Candidate, 0, len(ls))
 	cacheable := !launched && !rejournal
 	for _, l := range ls {
@@ -139,6 +145,9 @@ func (w *Worker) admit(ctx context.Context, ls []messages.Launch, launched, rejo
 		}
 		w.metrics.candidates.WithLabelValues(r.Verdict.String()).Inc()
 		l := cands[i].Launch
+		if onNew != nil && r.New() {
+			onNew(l)
+		}
 		b, err := messages.AppendLaunch(nil, l)
 		if err != nil {
 			return nil, fmt.Errorf("encode inscope %s: %w", l.URL, err)

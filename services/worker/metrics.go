@@ -31,8 +31,9 @@ type metrics struct {
 	// streamManifests and streamSegments count HLS and DASH manifests
 	// read and the media segments they listed, by kind.
 	streamManifests, streamSegments *prometheus.CounterVec
-	// challenges counts bot-challenge pages met, by vendor.
-	challenges *prometheus.CounterVec
+	// challenges counts bot-challenge pages met, by vendor; traps the
+	// links dropped as a crawler trap's, by kind.
+	challenges, traps *prometheus.CounterVec
 	// front times this worker's claims and counts the leases its reaper
 	// returned (the frontier's gauges are the collector's).
 	front *frontier.ClientMetrics
@@ -98,11 +99,17 @@ func newMetrics(reg prometheus.Registerer, frontierName string) (*metrics, error
 		Name: "trawler_worker_challenges_total",
 		Help: "Bot-challenge and CAPTCHA pages met (not recorded; the host backed off), by vendor.",
 	}, []string{"vendor"})
+	m.traps = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "trawler_worker_trap_links_dropped_total",
+		Help: "Links dropped as a crawler trap's, by kind: query (an ever-growing query), pattern (a page's own pattern past its budget of new URLs).",
+	}, []string{"kind"})
+	m.traps.WithLabelValues("query")
+	m.traps.WithLabelValues("pattern")
 	for _, k := range []string{"hls", "dash"} {
 		m.streamManifests.WithLabelValues(k)
 		m.streamSegments.WithLabelValues(k)
 	}
-	for _, c := range []prometheus.Collector{m.challenges, m.streamManifests, m.streamSegments, m.fetches, m.bytes, m.fetchSeconds, m.candidates, m.launchesSkipped, m.warcErrors,
+	for _, c := range []prometheus.Collector{m.traps, m.challenges, m.streamManifests, m.streamSegments, m.fetches, m.bytes, m.fetchSeconds, m.candidates, m.launchesSkipped, m.warcErrors,
 		m.retries, m.outlinksReplayed, m.handedOff, m.disk.free, m.disk.size, m.disk.low, m.crossURLRevisits, m.adaptiveSaved,
 		m.writes.failing, m.writes.failures} {
 		if err := reg.Register(c); err != nil {

@@ -216,6 +216,7 @@ func (w *Worker) scan(ctx context.Context, t *task, resp *fetch.Response) (infec
 // records are published with t's event.
 func (w *Worker) admitOutlinks(ctx context.Context, t *task, links []extract.Link) step {
 	now := time.Now()
+	links, pt := w.traps.filter(t, links)
 	children := make([]messages.Launch, 0, len(links))
 	for _, k := range links {
 		children = append(children, messages.ChildLaunch(t.l, k.URL, string(rune(k.Hop)), now))
@@ -226,10 +227,11 @@ func (w *Worker) admitOutlinks(ctx context.Context, t *task, links []extract.Lin
 	// pages listed nowhere else, must not be judged with a seed set that
 	// lacks the seed (test/chaos found them dropped).
 	w.chain.refresh(ctx, t.l.IsSeed || t.prereq)
-	recs, err := w.admit(ctx, children, false, t.c.Interrupted)
+	recs, err := w.admitEach(ctx, children, false, t.c.Interrupted, pt.admitted)
 	if err != nil {
 		return w.writeFailed(ctx, writeAdmit, t.l.URL, fmt.Errorf("admit outlinks: %w", err))
 	}
+	w.countTraps(ctx, pt)
 	t.out.inscope = recs
 	return proceed
 }

@@ -83,6 +83,8 @@ type Worker struct {
 	// archived counts the captures written in this run.
 	refused  *refusals
 	archived atomic.Int64
+	// traps drops links that look like a crawler trap's (traps.go).
+	traps *trapGuard
 
 	started time.Time
 	limitMu sync.Mutex
@@ -191,6 +193,7 @@ func build(cfg Config, d Deps) (*Worker, error) {
 	w.disk = newDiskGuard(cfg.Disk, cfg.diskDirs(), m.disk, d.Logger)
 	w.writes = newWriteGuard(cfg.diskDirs(), m.writes, d.Logger)
 	w.refused = newRefusals()
+	w.traps = newTrapGuard(w)
 	return w, nil
 }
 
