@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -293,6 +294,20 @@ func (s *Service) announce(ctx context.Context, res metawarc.Result) error {
 		return fmt.Errorf("provenance: encode notice: %w", err)
 	}
 	return s.publish(ctx, s.cfg.WARCsTopic(), res.Name, b)
+}
+
+// MaxStatsRecordBytes bounds one launch's statistics record: about 360
+// bytes a domain, so 16 MiB holds some 45,000 domains. The producer's
+// default (1 MB, about 2,900 domains) refused the record of a launch that
+// reached 5,000 domains, and the launch never sealed; the harveststats
+// topics allow records this large (kafka-topics/topics.yaml,
+// max.message.bytes), and the producer sends them.
+const MaxStatsRecordBytes = 16 << 20
+
+// producerOpts are the provenance producer's options: records up to
+// MaxStatsRecordBytes.
+func producerOpts(log *slog.Logger) []kgo.Opt {
+	return []kgo.Opt{kafka.WithSlog(log), kgo.ProducerBatchMaxBytes(MaxStatsRecordBytes)}
 }
 
 // publish produces one record and waits for it.

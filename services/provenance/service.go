@@ -150,7 +150,7 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	s.recovered[s.meta.Dir] = true
 	var err error
-	if s.out, err = kafka.NewClient(s.d.Kafka, kafka.WithSlog(s.log)); err != nil {
+	if s.out, err = kafka.NewClient(s.d.Kafka, producerOpts(s.log)...); err != nil {
 		return fmt.Errorf("provenance: %w", err)
 	}
 	defer s.out.Close()
