@@ -14,9 +14,9 @@ import (
 func CSS(r io.Reader, base string, o Options) ([]Link, error) {
 	o = o.withDefaults()
 	lr := &limitReader{r: r, n: o.MaxBytes}
-	data, err := io.ReadAll(lr)
+	data, err := readAll(lr)
 	c := newCollector(o)
-	scanCSS(string(data), func(ref string) bool {
+	scanCSS(data, func(ref string) bool {
 		return c.add(base, ref, hopEmbed, ContextEmbedMisc)
 	})
 	return c.links, readErr("css", lr.read, err)

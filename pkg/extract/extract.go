@@ -19,6 +19,7 @@ import (
 	"io"
 	"net/url"
 	"strings"
+	"unsafe"
 
 	"github.com/trawler-crawl/trawler/pkg/messages"
 )
@@ -218,6 +219,36 @@ func httpScheme(abs string) bool {
 }
 
 // limitReader reads at most n bytes and records whether more were there.
+// readAll reads what l lets through as a string. The scanners take the
+// whole text, which io.ReadAll would build by doubling from 512 bytes
+// (each step zeroed and copied) and string() copy once more; a reader
+// that knows its length (the worker's in-memory bodies) is read into one
+// buffer of that size, which becomes the string without a copy: nothing
+// writes to it afterwards.
+func readAll(l *limitReader) (string, error) {
+	size := int64(512)
+	if lr, ok := l.r.(interface{ Len() int }); ok {
+		size = min(int64(lr.Len()), l.n) + 1 // +1: the read that sees the end
+	}
+	b := make([]byte, 0, max(size, 1))
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := l.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			if len(b) == 0 {
+				return "", err
+			}
+			return unsafe.String(&b[0], len(b)), err
+		}
+	}
+}
+
 type limitReader struct {
 	r         io.Reader
 	n         int64 // bytes left

@@ -29,9 +29,9 @@ const maxJSBackslashes = 8
 func JS(r io.Reader, base string, o Options) ([]Link, error) {
 	o = o.withDefaults()
 	lr := &limitReader{r: r, n: o.MaxBytes}
-	data, err := io.ReadAll(lr)
+	data, err := readAll(lr)
 	c := newCollector(o)
-	scanJS(string(data), base, func(ref string) bool {
+	scanJS(data, base, func(ref string) bool {
 		return c.add(base, ref, hopSpec, ContextJSMisc)
 	})
 	return c.links, readErr("js", lr.read, err)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/trawler-crawl/trawler/pkg/redisconn"
 )
 
 // Redis spends most of a crawl's frontier time inside the scripts, and
@@ -26,29 +28,13 @@ type cmdStat struct{ calls, usec int64 }
 // (miniredis).
 func commandStats(tb testing.TB, rdb *redis.Client) map[string]cmdStat {
 	tb.Helper()
-	s, err := rdb.Info(context.Background(), "commandstats").Result()
-	if err != nil || !strings.Contains(s, "cmdstat_") {
+	stats, err := redisconn.CommandStats(context.Background(), rdb)
+	if err != nil || len(stats) == 0 {
 		return nil
 	}
-	out := map[string]cmdStat{}
-	for _, line := range strings.Split(s, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		name, found := strings.CutPrefix(name, "cmdstat_")
-		if !ok || !found {
-			continue
-		}
-		var st cmdStat
-		for _, kv := range strings.Split(rest, ",") {
-			k, v, _ := strings.Cut(kv, "=")
-			n, _ := strconv.ParseInt(v, 10, 64)
-			switch k {
-			case "calls":
-				st.calls = n
-			case "usec":
-				st.usec = n
-			}
-		}
-		out[name] = st
+	out := make(map[string]cmdStat, len(stats))
+	for _, st := range stats {
+		out[st.Name] = cmdStat{calls: st.Calls, usec: st.Usec}
 	}
 	return out
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/trawler-crawl/trawler/internal/baseline"
 	"github.com/trawler-crawl/trawler/pkg/fetch"
 	"github.com/trawler-crawl/trawler/pkg/profile"
+	"github.com/trawler-crawl/trawler/pkg/redisconn"
 )
 
 // Sites the benchmark can serve.
@@ -122,6 +123,9 @@ type CrawlResult struct {
 	Top []FuncCPU
 	// PeakRSS is the process's high-water resident set, in bytes.
 	PeakRSS int64
+	// Redis is the embedded redis-server's commands over the whole run
+	// (start-up included), busiest first; empty without a redis-server.
+	Redis []redisconn.CommandStat
 	// Instructions and Cycles are what all CPUs retired and spent during
 	// the crawl, 0 when perf counters are not available.
 	Instructions, Cycles uint64

@@ -29,7 +29,7 @@ import (
 func benchProfile(cfg Config) (profile.Profile, error) {
 	p := cfg.Base
 	p.Politeness = profile.Politeness{}
-	p.Frontier.ParallelQueues = cfg.Threads
+	p.Frontier.ParallelQueues = 2 * cfg.Threads
 	p.Fetch.AllowPrivateAddresses = true
 	p.WARC.CompressionLevel = cfg.GzipLevel
 	p.ClamAV.Address = cfg.ClamdAddr
@@ -40,12 +40,11 @@ func benchProfile(cfg Config) (profile.Profile, error) {
 }
 
 // runStandalone runs a standalone crawl of seeds to its end.
-func runStandalone(ctx context.Context, cfg Config, p profile.Profile, seeds []string, res fetch.Resolver, dataDir string, reg *prometheus.Registry) error {
-	_, err := standalone.Run(ctx, standalone.Config{
+func runStandalone(ctx context.Context, cfg Config, p profile.Profile, seeds []string, res fetch.Resolver, dataDir string, reg *prometheus.Registry) (*standalone.Summary, error) {
+	return standalone.Run(ctx, standalone.Config{
 		DataDir: dataDir, Seeds: seeds, UntilIdle: true, Threads: cfg.Threads, Crawl: "fc", Stream: "npld",
 		KafkaListen: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", Partitions: 1, TimeZone: "UTC",
 	}, standalone.Deps{Profile: p, Resolver: res, Logger: cfg.Logger, Registry: reg, Version: "bench"})
-	return err
 }
 
 // emptyCrawl measures starting and stopping a crawl with no seeds.
@@ -55,7 +54,7 @@ func emptyCrawl(ctx context.Context, cfg Config, dataDir string) (Startup, error
 		return Startup{}, err
 	}
 	start, cpu0, child0 := time.Now(), processCPU(), childrenCPU()
-	if err := runStandalone(ctx, cfg, p, nil, nil, dataDir, prometheus.NewRegistry()); err != nil {
+	if _, err := runStandalone(ctx, cfg, p, nil, nil, dataDir, prometheus.NewRegistry()); err != nil {
 		return Startup{}, fmt.Errorf("bench empty crawl: %w", err)
 	}
 	return Startup{Wall: time.Since(start), CPU: processCPU() - cpu0 + childrenCPU() - child0}, nil
@@ -85,8 +84,10 @@ func crawl(ctx context.Context, cfg Config, s *site, dataDir string) (CrawlResul
 		return CrawlResult{}, fmt.Errorf("bench cpu profile: %w", err)
 	}
 	reg := prometheus.NewRegistry()
-	instructions, cycles, err := countInstructions(func() error {
-		return runStandalone(ctx, cfg, p, s.seeds, s.resolver, dataDir, reg)
+	var sum *standalone.Summary
+	instructions, cycles, err := countInstructions(func() (err error) {
+		sum, err = runStandalone(ctx, cfg, p, s.seeds, s.resolver, dataDir, reg)
+		return err
 	})
 	pprof.StopCPUProfile()
 	r := CrawlResult{CPU: processCPU() - cpu0, ChildCPU: childrenCPU() - child0, MachineCPU: machineCPU() - mach0,
@@ -94,6 +95,7 @@ func crawl(ctx context.Context, cfg Config, s *site, dataDir string) (CrawlResul
 	if err != nil {
 		return r, fmt.Errorf("bench crawl: %w", err)
 	}
+	r.Redis = sum.RedisCommands
 	if err := writeAllocs(cfg.MemProfile, ""); err != nil {
 		return r, err
 	}

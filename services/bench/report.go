@@ -58,6 +58,23 @@ func (r *Report) Print(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
+	c.printRedis(w)
+}
+
+// printRedis prints the busiest Redis commands per page: calls and
+// server µs (a script's commands are inside its evalsha's time too).
+func (c CrawlResult) printRedis(w io.Writer) {
+	if len(c.Redis) == 0 || c.Pages == 0 {
+		return
+	}
+	fmt.Fprintf(w, "redis-server per page (calls, µs):")
+	for i, st := range c.Redis {
+		if i == 8 {
+			break
+		}
+		fmt.Fprintf(w, " %s %.1f %.0f;", st.Name, float64(st.Calls)/float64(c.Pages), float64(st.Usec)/float64(c.Pages))
+	}
+	fmt.Fprintln(w)
 }
 
 // printInstructions prints the perf counters' figures when there are any.

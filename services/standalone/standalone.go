@@ -340,7 +340,7 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 			all = append(all, e)
 		}
 	}
-	sum, err := summarise(context.WithoutCancel(ctx), cfg, wcfg, ccfg, w, ix, time.Since(started), cl.redisK)
+	sum, err := summarise(context.WithoutCancel(ctx), cfg, wcfg, ccfg, w, cl.rdb, ix, time.Since(started), cl.redisK)
 	all = append(all, err)
 	if sum != nil {
 		sum.Launched, sum.Feed, sum.EndedBy = launched, feedSum, endedBy

@@ -10,7 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/trawler-crawl/trawler/pkg/cdxindex"
+	"github.com/trawler-crawl/trawler/pkg/redisconn"
 	"github.com/trawler-crawl/trawler/services/cdxwriter"
 	"github.com/trawler-crawl/trawler/services/launcher"
 	"github.com/trawler-crawl/trawler/services/worker"
@@ -44,11 +47,15 @@ type Summary struct {
 	// AdaptiveSaved counts by launch id the fetches adaptive recrawl
 	// saved (frontier.recrawlAdaptive).
 	AdaptiveSaved map[string]int64
+	// RedisCommands is Redis's INFO commandstats at the end of the run
+	// (calls and server time by command, those scripts make included), so
+	// a benchmark can say what the crawl asked of Redis per page.
+	RedisCommands []redisconn.CommandStat
 	// What this run archived and the address guard refused (nothing.go).
 	refusalSummary
 }
 
-func summarise(ctx context.Context, cfg Config, wcfg worker.Config, ccfg cdxwriter.Config, w *worker.Worker, ix *cdxindex.Index, elapsed time.Duration, redisKind string) (*Summary, error) {
+func summarise(ctx context.Context, cfg Config, wcfg worker.Config, ccfg cdxwriter.Config, w *worker.Worker, rdb redis.UniversalClient, ix *cdxindex.Index, elapsed time.Duration, redisKind string) (*Summary, error) {
 	t, err := w.Totals(ctx)
 	if err != nil {
 		return nil, err
@@ -63,6 +70,7 @@ func summarise(ctx context.Context, cfg Config, wcfg worker.Config, ccfg cdxwrit
 	s.WARCFiles, _ = filepath.Glob(filepath.Join(wcfg.WARCDir(), "*.warc.gz"))
 	sort.Strings(s.WARCFiles)
 	s.CDXLines, _ = ix.Count(ccfg.Collection())
+	s.RedisCommands, _ = redisconn.CommandStats(ctx, rdb) // only for benchmarks: a failure leaves it empty
 	return s, nil
 }
 
