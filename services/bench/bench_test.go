@@ -174,13 +174,16 @@ func TestRunSmall(t *testing.T) {
 			}
 			// The crawl's redis-server is a child that ends with the crawl:
 			// its CPU is counted on the crawl's side.
+			if len(r.Crawl.Redis) == 0 {
+				t.Errorf("no Redis command statistics")
+			}
 			if r.Crawl.ChildCPU <= 0 || r.Startup.Wall <= 0 || r.Startup.CPU <= 0 {
 				t.Errorf("redis-server's CPU (%v) or the empty crawl's cost (%+v) not measured", r.Crawl.ChildCPU, r.Startup)
 			}
 			var out bytes.Buffer
 			r.Print(&out)
 			wants := []string{"baseline", "trawler", "CPU-µs per page by stage", "time ratio: the crawl took",
-				"start-up and stop of an empty crawl", "µs per link", "top functions"}
+				"start-up and stop of an empty crawl", "µs per link", "top functions", "redis-server per page (calls, µs):"}
 			if site != SiteDir { // ten pages may leave no sample in a stage
 				wants = append(wants, "warc")
 			}
