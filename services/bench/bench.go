@@ -20,6 +20,7 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/fetch"
 	"github.com/trawler-crawl/trawler/pkg/profile"
 	"github.com/trawler-crawl/trawler/pkg/redisconn"
+	"github.com/trawler-crawl/trawler/services/standalone"
 )
 
 // Sites the benchmark can serve.
@@ -97,6 +98,9 @@ type Startup struct {
 	Wall time.Duration
 	// CPU is the process's and its children's (redis-server).
 	CPU time.Duration
+	// Phases is where the wall time went (standalone.Summary.Phases); the
+	// broker's and Redis's stop come after the last.
+	Phases []standalone.Phase
 }
 
 // CrawlResult is the standalone crawl's side.

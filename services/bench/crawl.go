@@ -54,10 +54,11 @@ func emptyCrawl(ctx context.Context, cfg Config, dataDir string) (Startup, error
 		return Startup{}, err
 	}
 	start, cpu0, child0 := time.Now(), processCPU(), childrenCPU()
-	if _, err := runStandalone(ctx, cfg, p, nil, nil, dataDir, prometheus.NewRegistry()); err != nil {
+	sum, err := runStandalone(ctx, cfg, p, nil, nil, dataDir, prometheus.NewRegistry())
+	if err != nil {
 		return Startup{}, fmt.Errorf("bench empty crawl: %w", err)
 	}
-	return Startup{Wall: time.Since(start), CPU: processCPU() - cpu0 + childrenCPU() - child0}, nil
+	return Startup{Wall: time.Since(start), CPU: processCPU() - cpu0 + childrenCPU() - child0, Phases: sum.Phases}, nil
 }
 
 // crawl runs a standalone crawl of s with politeness off, under a CPU

@@ -157,6 +157,31 @@ func waitEnd(ctx context.Context, cl *cluster, w *worker.Worker, wcfg worker.Con
 	// the summary's totals; Redis is still up until Run returns.
 	defer func() { prog.report(context.WithoutCancel(ctx), time.Now()) }()
 	quiet := 0
+	// check is one tick: it says why the run ends, or "" and false.
+	check := func() (string, bool) {
+		if limit := w.LimitReached(); limit != "" {
+			return limit, drained(ctx, adm, w, ccfg)
+		}
+		if !rule.untilIdle {
+			return "", false
+		}
+		idle, err := isIdle(ctx, adm, w, wcfg, ccfg, rule)
+		if err != nil {
+			log.Debug("idle check", "err", err)
+		}
+		if err != nil || !idle {
+			quiet = 0
+			return "", false
+		}
+		quiet++
+		return endedIdle, quiet >= idleChecks
+	}
+	// The first check is made at once, so the idleChecks answers span
+	// (idleChecks-1)×idleCheckEvery: an empty run ends 100 ms after its
+	// roles start, not 150.
+	if why, ended := check(); ended {
+		return why, nil
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -164,27 +189,8 @@ func waitEnd(ctx context.Context, cl *cluster, w *worker.Worker, wcfg worker.Con
 		case now := <-progress.C:
 			prog.report(ctx, now)
 		case <-t.C:
-			if limit := w.LimitReached(); limit != "" {
-				if drained(ctx, adm, w, ccfg) {
-					return limit, nil
-				}
-				continue
-			}
-			if !rule.untilIdle {
-				continue
-			}
-			idle, err := isIdle(ctx, adm, w, wcfg, ccfg, rule)
-			if err != nil {
-				log.Debug("idle check", "err", err)
-				quiet = 0
-				continue
-			}
-			if !idle {
-				quiet = 0
-				continue
-			}
-			if quiet++; quiet >= idleChecks {
-				return endedIdle, nil
+			if why, ended := check(); ended {
+				return why, nil
 			}
 		}
 	}

@@ -54,18 +54,33 @@ type Deps struct {
 
 // cluster is the broker and Redis the roles talk to, embedded or external.
 type cluster struct {
-	kafka  kafka.Config
-	rdb    *redis.Client
-	closer []func() error
-	redisK string
+	kafka kafka.Config
+	rdb   *redis.Client
+	// unlock frees the data directory after the servers (the embedded
+	// broker and redis-server) stop, which they do at once: neither needs
+	// the other to write its state, and each takes tens of milliseconds.
+	unlock   func() error
+	servers  []func() error
+	rdbClose func() error
+	redisK   string
 	// redisAddr is where Redis answers (the embedded one's chosen port).
 	redisAddr string
 }
 
 func (c *cluster) Close() error {
 	var errs []error
-	for i := len(c.closer) - 1; i >= 0; i-- {
-		errs = append(errs, c.closer[i]())
+	if c.rdbClose != nil {
+		errs = append(errs, c.rdbClose())
+	}
+	stopped := make([]error, len(c.servers))
+	var wg sync.WaitGroup
+	for i, stop := range c.servers {
+		wg.Go(func() { stopped[i] = stop() })
+	}
+	wg.Wait()
+	errs = append(errs, stopped...)
+	if c.unlock != nil {
+		errs = append(errs, c.unlock())
 	}
 	return errors.Join(errs...)
 }
@@ -95,7 +110,7 @@ func startCluster(ctx context.Context, cfg Config, kafkaLn net.Listener, log *sl
 	if err != nil {
 		return nil, err
 	}
-	c.closer = append(c.closer, unlock)
+	c.unlock = unlock
 	if cfg.Kafka != "" {
 		c.kafka = kafka.Config{Brokers: strings.Split(cfg.Kafka, ","), ClientID: "trawler-standalone"}
 	} else {
@@ -109,7 +124,7 @@ func startCluster(ctx context.Context, cfg Config, kafkaLn net.Listener, log *sl
 			_ = c.Close()
 			return nil, err
 		}
-		c.closer = append(c.closer, k.Close)
+		c.servers = append(c.servers, k.Close)
 		c.kafka = kafka.Config{Brokers: k.Brokers(), ClientID: "trawler-standalone"}
 		log.Info("embedded Kafka broker started", "addr", k.Brokers())
 	}
@@ -126,7 +141,7 @@ func startCluster(ctx context.Context, cfg Config, kafkaLn net.Listener, log *sl
 			_ = c.Close()
 			return nil, err
 		}
-		c.closer = append(c.closer, r.Close)
+		c.servers = append(c.servers, r.Close)
 		addr, c.redisK = r.Addr(), r.Kind()
 		log.Info("embedded Redis started", "addr", addr, "kind", r.Kind())
 	}
@@ -140,7 +155,7 @@ func startCluster(ctx context.Context, cfg Config, kafkaLn net.Listener, log *sl
 		return nil, err
 	}
 	c.rdb, c.redisAddr = rdb, addr
-	c.closer = append(c.closer, rdb.Close)
+	c.rdbClose = rdb.Close
 	return c, nil
 }
 
@@ -170,6 +185,8 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	}
 	log := d.Logger
 	started := time.Now()
+	var ph phases
+	ph.start(started)
 	// The given token files are checked before anything starts; a
 	// generated one is written once the data directory is locked.
 	if _, err := admin.OpenTokens(cfg.AdminTokenFile, cfg.AdminReadOnlyTokenFile, nil); err != nil {
@@ -199,6 +216,7 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 		return nil, err
 	}
 	defer lns.Close()
+	ph.mark("checks")
 	cl, err := startCluster(ctx, cfg, lns.kafka, log)
 	if err != nil {
 		return nil, err
@@ -208,6 +226,7 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 			log.Warn("stop cluster", "err", err)
 		}
 	}()
+	ph.mark("cluster")
 	tokens, tokenFile, err := adminTokens(cfg, log) // token.go
 	if err != nil {
 		return nil, err
@@ -225,12 +244,14 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	// failing writes.
 	adm.AddReadyCheck("disk", w.DiskReady)
 	adm.AddReadyCheck("writes", w.WritesReady)
+	ph.mark("worker")
 	if err := recoverFrontier(ctx, cfg, cl, w, wcfg, d.Profile, log); err != nil {
 		return nil, err
 	}
 	ccfg := cdxwriter.Config{Crawl: cfg.Crawl, Stream: cfg.Stream, DataDir: cfg.DataDir, CDXAddr: cfg.CDXAddr,
 		CDXWritesOpen: cfg.CDXWritesOpen, ForwardURL: cfg.CDXForwardURL, ForwardTokenFile: cfg.CDXForwardTokenFile,
 		ForwardFailures: cfg.CDXForwardFailures}
+	ph.mark("recover")
 	ix, err := cdxindex.Open(ccfg.IndexDir(), cdxindex.Options{Logger: log.With("role", "cdxindex"), Registerer: d.Registry})
 	if err != nil {
 		return nil, err
@@ -240,6 +261,7 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	if lns.cdx != nil {
 		cdeps.API, cdeps.APIListener = ix.Handler(ccfg.APIOptions(tokens, cdeps.Logger)), lns.cdx
 	}
+	ph.mark("index")
 	apiDeps, closeAPI, err := api.BuildDeps(ctx, api.Setup{Profile: d.Profile, Redis: cl.rdb, Frontier: w.Frontier(),
 		Kafka: cl.kafka, Crawl: cfg.Crawl, Stream: cfg.Stream, BaseDir: cfg.DataDir, Version: d.Version,
 		History:      explain.CDXAPI{Handler: ix.Handler(cdxindex.HandlerOptions{ReadOnly: true}), Collection: cfg.Crawl},
@@ -295,6 +317,7 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 		}
 		roles = append(roles, labelled("render", rn.Run))
 	}
+	ph.mark("api")
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup
@@ -326,7 +349,9 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 	}
 	printListeners(d.Out, cfg.DataDir, ends, cfg.Crawl)
 
+	ph.mark("launch")
 	endedBy, waitErr := waitEnd(runCtx, cl, w, wcfg, ccfg, rule, started, log)
+	ph.mark("idle")
 	provErr := endProvenance(ctx, pv, endedBy) // before stop: its consumer must catch up
 	stop()
 	wg.Wait()
@@ -340,6 +365,7 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 			all = append(all, e)
 		}
 	}
+	ph.mark("stop")
 	sum, err := summarise(context.WithoutCancel(ctx), cfg, wcfg, ccfg, w, cl.rdb, ix, time.Since(started), cl.redisK)
 	all = append(all, err)
 	if sum != nil {
@@ -347,6 +373,8 @@ func Run(ctx context.Context, cfg Config, d Deps) (*Summary, error) {
 		info := reports.RunInfo{Start: started, End: time.Now(), Status: crawlStatus(endedBy)}
 		all = append(all, writeReports(context.WithoutCancel(ctx), cl, cfg, wcfg, w, d.Profile.Crawl.Name, info, log))
 		sum.ReportsDir = ReportsDir(cfg.DataDir)
+		ph.mark("reports")
+		sum.Phases = ph.list
 	}
 	return sum, errors.Join(all...)
 }

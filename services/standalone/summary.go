@@ -51,6 +51,10 @@ type Summary struct {
 	// (calls and server time by command, those scripts make included), so
 	// a benchmark can say what the crawl asked of Redis per page.
 	RedisCommands []redisconn.CommandStat
+	// Phases is where the run's wall time went, in order, up to the
+	// reports (the embedded broker and Redis stop after): start-up, the
+	// crawl and its idle confirmation, and the stop.
+	Phases []Phase
 	// What this run archived and the address guard refused (nothing.go).
 	refusalSummary
 }
@@ -72,6 +76,27 @@ func summarise(ctx context.Context, cfg Config, wcfg worker.Config, ccfg cdxwrit
 	s.CDXLines, _ = ix.Count(ccfg.Collection())
 	s.RedisCommands, _ = redisconn.CommandStats(ctx, rdb) // only for benchmarks: a failure leaves it empty
 	return s, nil
+}
+
+// Phase is one step of a run and how long it took.
+type Phase struct {
+	Name string
+	Took time.Duration
+}
+
+// phases times the steps of a run.
+type phases struct {
+	last time.Time
+	list []Phase
+}
+
+func (p *phases) start(t time.Time) { p.last = t }
+
+// mark ends the step called name now.
+func (p *phases) mark(name string) {
+	now := time.Now()
+	p.list = append(p.list, Phase{Name: name, Took: now.Sub(p.last)})
+	p.last = now
 }
 
 // Print writes the summary for a person.
