@@ -174,6 +174,13 @@ func TestRunSmall(t *testing.T) {
 			}
 			// The crawl's redis-server is a child that ends with the crawl:
 			// its CPU is counted on the crawl's side.
+			names := map[string]bool{}
+			for _, p := range r.Startup.Phases {
+				names[p.Name] = p.Took >= 0
+			}
+			if !names["cluster"] || !names["idle"] || !names["reports"] {
+				t.Errorf("empty crawl's phases %+v lack cluster, idle or reports", r.Startup.Phases)
+			}
 			if len(r.Crawl.Redis) == 0 {
 				t.Errorf("no Redis command statistics")
 			}
@@ -183,7 +190,7 @@ func TestRunSmall(t *testing.T) {
 			var out bytes.Buffer
 			r.Print(&out)
 			wants := []string{"baseline", "trawler", "CPU-µs per page by stage", "time ratio: the crawl took",
-				"start-up and stop of an empty crawl", "µs per link", "top functions", "redis-server per page (calls, µs):"}
+				"start-up and stop of an empty crawl", "µs per link", "top functions", "redis-server per page (calls, µs):", "to stop the broker and Redis"}
 			if site != SiteDir { // ten pages may leave no sample in a stage
 				wants = append(wants, "warc")
 			}
