@@ -8,6 +8,7 @@ import (
 	"net/textproto"
 	"net/url"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +87,28 @@ func FuzzHTML(f *testing.F) {
 			checkLinks(t, in, links, o.Options)
 			if meta.Base == "" {
 				t.Fatalf("empty base for %q", in)
+			}
+		}
+	})
+}
+
+// FuzzFastEqualsReference holds the fast HTML path (skipper, prefilter
+// and direct tags) to the reference path, which hands every byte to the
+// tokenizer and reads every tag's attributes: the same links and meta.
+func FuzzFastEqualsReference(f *testing.F) {
+	seedGolden(f, "html")
+	for _, frag := range skipFragments {
+		f.Add([]byte("x " + frag + " <a href=/tail>"))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		for _, o := range []HTMLOptions{
+			{Options: fuzzOptions},
+			{Options: Options{MaxLinks: 3, MaxBytes: 200}, Javascript: true, ObeyMetaNoFollow: true},
+		} {
+			want, wantMeta, wantErr := htmlDoc(bytes.NewReader(in), docURL, o, false)
+			got, meta, err := htmlDoc(bytes.NewReader(in), docURL, o, true)
+			if !reflect.DeepEqual(got, want) || meta != wantMeta || (err == nil) != (wantErr == nil) {
+				t.Fatalf("%q with %+v:\nfast:      %v %+v %v\nreference: %v %+v %v", in, o, got, meta, err, want, wantMeta, wantErr)
 			}
 		}
 	})

@@ -57,6 +57,7 @@ func htmlDoc(r io.Reader, base string, o HTMLOptions, fast bool) ([]Link, Meta, 
 	var err error
 	if fast {
 		sk := newTextSkipper(lr)
+		sk.direct = h.directTag
 		err = h.run(html.NewTokenizer(sk), sk, 0)
 	} else {
 		err = h.run(html.NewTokenizer(lr), nil, 0)
@@ -122,6 +123,7 @@ type htmlExtractor struct {
 	noIndex  bool
 	stop     bool
 	attrs    []attr
+	spans    []attrSpan // a direct tag's attributes (direct.go)
 	// reference reads every start tag's attributes (no prefilter).
 	reference bool
 }

@@ -16,13 +16,20 @@ import (
 // without attributes ("<p>", "</td>") other than raw-text elements. In the
 // data state such text and tags become tokens the extractor ignores and
 // leave the tokenizer in the data state, so every token it does return is
-// the same as without the skipper.
+// the same as without the skipper. With direct set, the tag that stops the
+// skipping is read without the tokenizer when it is written plainly enough
+// (direct.go).
 type textSkipper struct {
 	r        io.Reader
 	buf      []byte
 	pos, end int
 	err      error // from r, returned once buf is drained
 	skip     bool
+	// direct, when set, reads a tag the tokenizer need not see (direct.go)
+	// and says how long it was and whether extraction is over; over ends
+	// the input.
+	direct func(b []byte) (n int, over bool)
+	over   bool
 }
 
 // skipBufSize is the skipper's read size from the underlying reader.
@@ -72,11 +79,14 @@ func (s *textSkipper) Read(p []byte) (int, error) {
 		s.skip = false
 		s.skipIgnored()
 	}
+	if s.over {
+		return 0, io.EOF
+	}
 	if !s.fill(len(p)) {
 		return 0, s.err
 	}
 	avail := s.buf[s.pos:min(s.end, s.pos+len(p))]
-	n := chunkEnd(avail)
+	n := chunkEnd(avail, s.direct != nil)
 	copy(p, avail[:n])
 	s.pos += n
 	return n, nil
@@ -93,7 +103,11 @@ func (s *textSkipper) skipIgnored() {
 		}
 		s.pos += i
 		n := plainTag(s.buf[s.pos:s.end])
-		if n == 0 {
+		if n == 0 && s.direct != nil {
+			n, s.over = s.direct(s.buf[s.pos:s.end])
+		}
+		if n == 0 || s.over {
+			s.pos += n
 			return
 		}
 		s.pos += n
@@ -189,12 +203,19 @@ func ignoredAttrs(b []byte) int {
 	}
 }
 
+// directStart reports whether b starts with a direct tag.
+func directStart(b []byte) bool {
+	n, _ := parseDirect(b, nil)
+	return n > 0
+}
+
 func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
 
 // chunkEnd returns how much of b to hand over: through the first '>'
-// followed by something to skip (minSkip bytes of text, or a plain tag),
-// or by the end of b; all of b when there is no such '>'.
-func chunkEnd(b []byte) int {
+// followed by something to skip (minSkip bytes of text, a plain tag, or
+// with direct a direct tag), or by the end of b; all of b when there is
+// no such '>'.
+func chunkEnd(b []byte, direct bool) int {
 	from := 0
 	for {
 		i := bytes.IndexByte(b[from:], '>')
@@ -206,7 +227,7 @@ func chunkEnd(b []byte) int {
 		for lt < len(b) && lt-gt < minSkip && b[lt] != '<' {
 			lt++
 		}
-		if lt == len(b) || lt-gt >= minSkip || plainTag(b[lt:]) > 0 {
+		if lt == len(b) || lt-gt >= minSkip || plainTag(b[lt:]) > 0 || direct && directStart(b[lt:]) {
 			return gt
 		}
 		from = lt
