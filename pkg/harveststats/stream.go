@@ -146,6 +146,21 @@ func (s *Store) Offsets(ctx context.Context, l Launch) (map[int32]int64, error) 
 	return out, nil
 }
 
+// NextLaunch is the timestamp of the launch of l's source after l, ""
+// when l is the latest.
+func (s *Store) NextLaunch(ctx context.Context, l Launch) (string, error) {
+	ls, err := s.launchesOf(ctx, l.Source)
+	if err != nil {
+		return "", err
+	}
+	for i, ts := range ls {
+		if ts == l.Timestamp && i+1 < len(ls) {
+			return ls[i+1], nil
+		}
+	}
+	return "", nil
+}
+
 // IsSealed reports whether a launch is sealed.
 func (s *Store) IsSealed(ctx context.Context, l Launch) (bool, error) {
 	ok, err := s.rdb.HExists(ctx, s.prefix+"sealed", l.Key()).Result()

@@ -20,7 +20,7 @@ type Provenance struct {
 	// (docs/provenance.md, Streaming). For the domain crawl; off, each
 	// target's launch is counted per URL and built in memory (the
 	// frequent crawl).
-	Streaming bool `yaml:"streaming"`
+	Streaming bool `yaml:"streaming,omitempty"`
 }
 
 // DefaultKeepSealedDays: a month of a frequent crawl's launches (about a
