@@ -280,3 +280,51 @@ func mustJSON(t *testing.T, b []byte, v any) {
 		t.Fatalf("%v: %s", err, head(b))
 	}
 }
+
+// A statistics record past MaxStatsRecordBytes (a domain crawl's domains)
+// is published without its domain table, saying how many rows it left
+// out; a small one keeps its table.
+func TestStatsRecordWithoutDomainTable(t *testing.T) {
+	h := newHarness(t)
+	s := h.start()
+	eventually(t, "role running", s.ready.Load)
+	ctx := context.Background()
+	big := harveststats.LaunchStats{Crawl: "fc", Launch: harveststats.Launch{Source: harveststats.CrawlSource}, State: "running"}
+	for i := range 60000 {
+		big.Domains = append(big.Domains, harveststats.DomainStats{Domain: fmt.Sprintf("d%07d.example", i), URIs: int64(i),
+			ByStatus: map[string]int64{"2xx": int64(i)}, StopReason: harveststats.StopReason{Code: "running"}})
+	}
+	big.Totals.URIs = 42
+	small := big
+	small.Launch.Timestamp, small.Domains = streamTS, big.Domains[:3]
+	for _, st := range []harveststats.LaunchStats{big, small} {
+		js, err := json.MarshalIndent(st, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.publishStats(ctx, st.Launch, st, js); err != nil {
+			t.Fatalf("%d bytes: %v", len(js), err)
+		}
+	}
+	recs := readTopic(t, h.kc, "fc.harveststats", 2)
+	got := make([]harveststats.LaunchStats, 2)
+	for _, r := range recs {
+		if len(r.Value) > MaxStatsRecordBytes {
+			t.Errorf("record of %d bytes", len(r.Value))
+		}
+		i := 0
+		if string(r.Key) == small.Launch.Key() {
+			i = 1
+			if bytes.Contains(r.Value, []byte("domainsOmitted")) {
+				t.Error("small record names domainsOmitted")
+			}
+		}
+		mustJSON(t, r.Value, &got[i])
+	}
+	if got[0].DomainsOmitted != 60000 || len(got[0].Domains) != 0 || got[0].Totals.URIs != 42 {
+		t.Errorf("large record: %d domains, %d omitted, totals %+v", len(got[0].Domains), got[0].DomainsOmitted, got[0].Totals)
+	}
+	if got[1].DomainsOmitted != 0 || len(got[1].Domains) != 3 {
+		t.Errorf("small record: %d domains, %d omitted", len(got[1].Domains), got[1].DomainsOmitted)
+	}
+}
