@@ -9,7 +9,9 @@
 // documents on <crawl>.documents and in a JSONL file.
 //
 // Consumption is at-least-once and every effect is idempotent: counting is
-// once per URL and launch, a sealed launch's metadata WARC has one
+// once per URL and launch (once per topic offset for a streaming crawl,
+// whose launches are built from a disk spool by external sort: spool.go,
+// stream.go), a sealed launch's metadata WARC has one
 // deterministic name and is written whole or not at all, and documents
 // are once per digest. Undecodable events go to <crawl>.dlq.
 package provenance
