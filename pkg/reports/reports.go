@@ -36,6 +36,10 @@ type Options struct {
 	// seed of its own, as Heritrix's StatisticsTracker reports the seeds
 	// its CandidatesProcessor added. 0: redirect targets are not seeds.
 	RedirectSeedHops int
+	// ExternalHosts keeps no host table: the caller builds the hosts
+	// report (hostrows.go) and gives it to WriteAll (RunInfo.HostsFile),
+	// for more hosts than memory holds.
+	ExternalHosts bool
 }
 
 // Aggregator tallies crawled events as Heritrix's StatisticsTracker does.
@@ -132,7 +136,7 @@ func New(o Options) *Aggregator {
 		}
 		// Heritrix's server cache holds every scheduled seed's host, so the
 		// hosts report lists a seed host even when nothing was fetched.
-		if h, err := uri.Host(key); err == nil {
+		if h, err := uri.Host(key); err == nil && !o.ExternalHosts {
 			a.host(h)
 		}
 	}
@@ -246,7 +250,10 @@ func (a *Aggregator) Add(ev messages.Crawled) {
 	}
 	kind := revisitKind(&ev)
 	a.noteSeed(&ev)
-	h := a.host(hostName)
+	var h *hostStats
+	if !a.opts.ExternalHosts {
+		h = a.host(hostName)
+	}
 	switch disposition(ev.StatusCode) {
 	case succeeded:
 		a.succeeded++

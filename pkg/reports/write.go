@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -24,6 +25,11 @@ type RunInfo struct {
 	// Remaining returns the URIs still queued for a host name (a row of
 	// the hosts report), over all its ports; nil means 0.
 	Remaining func(host string) int64
+	// HostsFile is the hosts report, written by the caller, and
+	// HostsVisited the hosts crawl-report.txt counts, when the
+	// Aggregator keeps no host table (Options.ExternalHosts).
+	HostsFile    string
+	HostsVisited int
 }
 
 // File names, as Heritrix writes them.
@@ -50,16 +56,53 @@ func (a *Aggregator) WriteAll(dir string, info RunInfo) error {
 	}{
 		{CrawlReport, a.crawlReport(info)},
 		{SeedsReport, a.seedsReport()},
-		{HostsReport, a.hostsReport(info.Remaining)},
+		{HostsReport, nil},
 		{SourceReport, a.sourceReport()},
 		{MimetypeReport, a.mimetypeReport()},
 		{ResponseCodeReport, a.responseCodeReport()},
 	}
+	if !a.opts.ExternalHosts {
+		files[2].data = a.hostsReport(info.Remaining)
+	}
 	a.mu.Unlock()
 	for _, f := range files {
+		if f.name == HostsReport && a.opts.ExternalHosts {
+			if err := copyAtomic(dir, f.name, info.HostsFile); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := writeAtomic(dir, f.name, f.data); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// copyAtomic is writeAtomic of the file src, read as it is copied.
+func copyAtomic(dir, name, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("write report %s: %w", name, err)
+	}
+	defer in.Close()
+	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write report %s: %w", name, err)
+	}
+	defer os.Remove(tmp.Name()) // no-op once renamed
+	_, err = io.Copy(tmp, in)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(dir, name))
+	}
+	if err != nil {
+		return fmt.Errorf("write report %s: %w", name, err)
 	}
 	return nil
 }
@@ -114,6 +157,9 @@ func (a *Aggregator) crawlReport(info RunInfo) []byte {
 	hosts := len(a.hosts)
 	if _, ok := a.hosts["dns:"]; ok {
 		hosts--
+	}
+	if a.opts.ExternalHosts {
+		hosts = info.HostsVisited
 	}
 	fmt.Fprintf(&b, "hosts visited: %d\n\n", hosts)
 	fmt.Fprintf(&b, "URIs processed: %d\nURI successes: %d\nURI failures: %d\nURI disregards: %d\n\n",
@@ -202,7 +248,7 @@ func (a *Aggregator) seedsReport() []byte {
 // followed by a space.
 func (a *Aggregator) hostsReport(remaining func(string) int64) []byte {
 	var b bytes.Buffer
-	b.WriteString("[#urls] [#bytes] [host] [#robots] [#remaining] [#novel-urls] [#novel-bytes] [#dup-by-hash-urls] [#dup-by-hash-bytes] [#not-modified-urls] [#not-modified-bytes]\n")
+	b.WriteString(HostsReportHeader)
 	names := make([]string, 0, len(a.hosts))
 	for n := range a.hosts {
 		names = append(names, n)
@@ -216,10 +262,8 @@ func (a *Aggregator) hostsReport(remaining func(string) int64) []byte {
 		if remaining != nil {
 			left = remaining(n)
 		}
-		fmt.Fprintf(&b, "%d %d %s %d %d %d %d %d %d %d %d \n",
-			h.successes, h.totalBytes, fixUpName(n), h.robots, left,
-			h.count[novel], h.bytes[novel], h.count[dupByHash], h.bytes[dupByHash],
-			h.count[notModified], h.bytes[notModified])
+		b.Write(AppendHostLine(nil, n, HostRow{Successes: h.successes, TotalBytes: h.totalBytes, Robots: h.robots,
+			Count: h.count, Bytes: h.bytes}, left))
 	}
 	return b.Bytes()
 }

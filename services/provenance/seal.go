@@ -198,6 +198,10 @@ func (s *Service) items(l harveststats.Launch, st harveststats.LaunchStats, js [
 type staged struct {
 	seedsBlock, logBlock, cdxBlock []byte
 	seeds, log, cdx                string
+	// reportFiles: the reports are written into the WARC from their
+	// files, not read into memory (a streaming launch's hosts report may
+	// have tens of millions of lines).
+	reportFiles bool
 }
 
 // itemsOf are the metadata WARC's records, in NetarchiveSuite's order:
@@ -217,11 +221,15 @@ func (s *Service) itemsOf(l harveststats.Launch, st harveststats.LaunchStats, js
 	}
 	for _, name := range []string{reports.CrawlReport, reports.SeedsReport, reports.HostsReport,
 		reports.SourceReport, reports.MimetypeReport, reports.ResponseCodeReport} {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			return nil, fmt.Errorf("provenance: read report: %w", err)
+		it := metawarc.Item{URI: uri(metawarc.PathReports + name), ContentType: "text/plain", File: filepath.Join(dir, name)}
+		if !rec.reportFiles {
+			b, err := os.ReadFile(it.File)
+			if err != nil {
+				return nil, fmt.Errorf("provenance: read report: %w", err)
+			}
+			it.Block, it.File = b, ""
 		}
-		items = append(items, metawarc.Item{URI: uri(metawarc.PathReports + name), ContentType: "text/plain", Block: b})
+		items = append(items, it)
 	}
 	items = append(items,
 		metawarc.Item{URI: uri(metawarc.PathStatsJSON), ContentType: "application/json", Block: js},

@@ -37,11 +37,12 @@ import (
 
 // streamBuild is what building one streaming launch found.
 type streamBuild struct {
-	agg            *reports.Aggregator
-	cdx, log, seed string // staged record files
-	events, bad    int64  // spooled lines read, and those that did not decode
-	firstBad       string
-	logBad         metawarc.RangeResult
+	agg                   *reports.Aggregator
+	cdx, log, seed, hosts string // staged record files, and the hosts report
+	hostsVisited          int
+	events, bad           int64 // spooled lines read, and those that did not decode
+	firstBad              string
+	logBad                metawarc.RangeResult
 }
 
 // buildStream builds a sealed streaming launch's reports aggregate and
@@ -53,12 +54,18 @@ func (s *Service) buildStream(ctx context.Context, l harveststats.Launch, files 
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return nil, fmt.Errorf("provenance: build %s: %w", l, err)
 	}
-	b := &streamBuild{cdx: filepath.Join(work, "cdx"), log: filepath.Join(work, "crawl.log"), seed: filepath.Join(work, "seeds.txt")}
-	seeds, err := s.sortSeeds(filepath.Join(s.cfg.spoolDirOf(l), spoolSeeds), b.seed, filepath.Join(work, "seeds-runs"))
+	b := &streamBuild{cdx: filepath.Join(work, "cdx"), log: filepath.Join(work, "crawl.log"), seed: filepath.Join(work, "seeds.txt"),
+		hosts: filepath.Join(work, "hosts-report.txt")}
+	byHost, err := extsort.New(extsort.Options{Dir: filepath.Join(work, "host-runs"), RunBytes: s.cfg.SortRunBytes})
 	if err != nil {
 		return nil, err
 	}
-	b.agg = reports.New(reports.Options{CrawlName: s.d.Profile.Crawl.Name, Seeds: seeds})
+	defer byHost.Close()
+	seeds, err := s.sortSeeds(filepath.Join(s.cfg.spoolDirOf(l), spoolSeeds), b.seed, filepath.Join(work, "seeds-runs"), byHost)
+	if err != nil {
+		return nil, err
+	}
+	b.agg = reports.New(reports.Options{CrawlName: s.d.Profile.Crawl.Name, Seeds: seeds, ExternalHosts: true})
 	byURL, err := extsort.New(extsort.Options{Dir: filepath.Join(work, "url-runs"), RunBytes: s.cfg.SortRunBytes, Unique: true, KeySep: 0})
 	if err != nil {
 		return nil, err
@@ -81,12 +88,20 @@ func (s *Service) buildStream(ctx context.Context, l harveststats.Launch, files 
 			return fmt.Errorf("provenance: sorted spool line: %w", err) // it decoded when spooled
 		}
 		b.agg.Add(ev)
+		if host, row, ok := reports.HostRowOf(&ev); ok {
+			if err := byHost.Add(hostLine(host, row)); err != nil {
+				return err
+			}
+		}
 		if c, ok := cdx.FromCrawled(ev); ok {
 			return byLine.Add([]byte(c.CDX11()))
 		}
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("provenance: build %s: %w", l, err)
+	}
+	if b.hostsVisited, err = s.writeHostsReport(byHost, b.hosts, filepath.Join(work, "hosts-order-runs")); err != nil {
+		return nil, fmt.Errorf("provenance: hosts report of %s: %w", l, err)
 	}
 	if err := writeSorted(b.cdx, " CDX N b a m s k r M S V g\n", byLine); err != nil {
 		return nil, fmt.Errorf("provenance: CDX of %s: %w", l, err)
@@ -153,8 +168,9 @@ func cutSortLine(line []byte) (url, ms, js []byte) {
 }
 
 // sortSeeds sorts the seeds spool unique into out (the seeds record) and
-// returns the first reports.DefaultMaxKeys seeds, the reports' seed list.
-func (s *Service) sortSeeds(in, out, runs string) ([]string, error) {
+// returns the first reports.DefaultMaxKeys seeds, the reports' seed list;
+// every seed's host goes to hosts (the hosts report lists it).
+func (s *Service) sortSeeds(in, out, runs string, hosts *extsort.Sorter) ([]string, error) {
 	sorter, err := extsort.New(extsort.Options{Dir: runs, RunBytes: s.cfg.SortRunBytes, Unique: true, KeySep: '\n'})
 	if err != nil {
 		return nil, err
@@ -175,12 +191,95 @@ func (s *Service) sortSeeds(in, out, runs string) ([]string, error) {
 		}
 	}
 	var seeds []string
+	var hostErr error
 	err = writeSortedFn(out, "", sorter, func(line []byte) {
 		if len(seeds) < reports.DefaultMaxKeys {
 			seeds = append(seeds, string(line))
 		}
+		if h, ok := reports.SeedHost(string(line)); ok && hostErr == nil {
+			hostErr = hosts.Add(hostLine(h, reports.HostRow{}))
+		}
 	})
+	if err == nil {
+		err = hostErr
+	}
 	return seeds, err
+}
+
+// hostLine is a host's row for the sort by host: "<host>\x00<row>".
+func hostLine(host string, r reports.HostRow) []byte {
+	return append(append([]byte(host), 0), r.Encode()...)
+}
+
+// writeHostsReport adds up the sorted rows of each host, orders the hosts
+// as the hosts report does (a second sort) and writes the report to
+// path. It returns the hosts crawl-report.txt counts (all but "dns:").
+func (s *Service) writeHostsReport(byHost *extsort.Sorter, path, runs string) (int, error) {
+	ordered, err := extsort.New(extsort.Options{Dir: runs, RunBytes: s.cfg.SortRunBytes})
+	if err != nil {
+		return 0, err
+	}
+	defer ordered.Close()
+	var cur string
+	var row reports.HostRow
+	n, have := 0, false
+	flush := func() error {
+		if !have {
+			return nil
+		}
+		if cur != "dns:" {
+			n++
+		}
+		return ordered.Add(append(append(reports.HostsOrderKey(cur, row), 0), row.Encode()...))
+	}
+	if err := byHost.Merge(func(line []byte) error {
+		host, enc, _ := bytes.Cut(line, []byte{0})
+		r, err := reports.DecodeHostRow(enc)
+		if err != nil {
+			return err
+		}
+		if !have || string(host) != cur {
+			if err := flush(); err != nil {
+				return err
+			}
+			cur, row, have = string(host), reports.HostRow{}, true
+		}
+		row.Add(r)
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	if err := flush(); err != nil {
+		return 0, err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, err
+	}
+	w := bufio.NewWriterSize(f, 64<<10)
+	_, err = w.WriteString(reports.HostsReportHeader)
+	var line []byte
+	if err == nil {
+		err = ordered.Merge(func(l []byte) error {
+			// "<order>\x00<host>\x00<row>"
+			_, rest, _ := bytes.Cut(l, []byte{0})
+			host, enc, _ := bytes.Cut(rest, []byte{0})
+			r, err := reports.DecodeHostRow(enc)
+			if err != nil {
+				return err
+			}
+			line = reports.AppendHostLine(line[:0], string(host), r, 0)
+			_, err = w.Write(line)
+			return err
+		})
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
 }
 
 // writeSorted writes header then the sorter's lines to path.
@@ -299,7 +398,7 @@ func (s *Service) writeStreamLaunch(ctx context.Context, l harveststats.Launch) 
 	s.logBuild(l, b)
 	dir := s.cfg.LaunchDir(l)
 	now := s.d.Now().UTC()
-	info := reports.RunInfo{End: now, Status: runStatus(st.State)}
+	info := reports.RunInfo{End: now, Status: runStatus(st.State), HostsFile: b.hosts, HostsVisited: b.hostsVisited}
 	if hasTime {
 		info.Start = launched
 	}
@@ -311,7 +410,7 @@ func (s *Service) writeStreamLaunch(ctx context.Context, l harveststats.Launch) 
 			return err
 		}
 	}
-	items, err := s.itemsOf(l, st, js, dir, staged{seeds: b.seed, log: b.log, cdx: b.cdx})
+	items, err := s.itemsOf(l, st, js, dir, staged{seeds: b.seed, log: b.log, cdx: b.cdx, reportFiles: true})
 	if err != nil {
 		return err
 	}

@@ -144,9 +144,11 @@ func TestStreamingMatchesInMemory(t *testing.T) {
 			t.Errorf("streaming launch left %s in Redis", k)
 		}
 	}
-	if left, _ := os.ReadDir(h.cfg.SpoolDir()); len(left) != 0 {
-		t.Errorf("spool left: %v", left)
-	}
+	// The spool goes right after the launch is marked done.
+	eventually(t, "spool removed", func() bool {
+		left, _ := os.ReadDir(h.cfg.SpoolDir())
+		return len(left) == 0
+	})
 }
 
 // prefix is a metadata path's URI without its query.
