@@ -17,6 +17,40 @@ import (
 // (HostsOrderKey) and writes them with AppendHostLine; WriteAll then
 // copies that file (RunInfo.HostsFile) and prints RunInfo.HostsVisited.
 
+// The source report's (source × host) table is the same: with
+// ExternalHosts the caller counts SourceHostOf's pairs, orders them by
+// SourceOrderKey and writes them with AppendSourceLine under
+// SourceReportHeader (or NoSourceReport when there is none), and WriteAll
+// copies RunInfo.SourcesFile.
+
+// Source report texts.
+const (
+	SourceReportHeader = "[source] [host] [#urls]\n"
+	NoSourceReport     = "No source tag information. (Is 'sourceTagSeeds' enabled?)\n"
+)
+
+// SourceHostOf is the source tag and host a success is counted under in
+// the source report; false for an event it does not count.
+func SourceHostOf(ev *messages.Crawled) (source, host string, ok bool) {
+	host, ok = hostOf(ev)
+	if strings.TrimSpace(ev.URL) == "" || !ok || disposition(ev.StatusCode) != succeeded ||
+		ev.Seed == "" || ev.Seed == "-" {
+		return "", "", false
+	}
+	return ev.Seed, host, true
+}
+
+// SourceOrderKey is a bytewise-sortable key putting a source's host where
+// the source report does: by source, then most URLs first, then by host.
+func SourceOrderKey(source, host string, count int64) []byte {
+	return fmt.Appendf(nil, "%s\x00%020d\x00%s", source, uint64(1<<63-1-count), host)
+}
+
+// AppendSourceLine appends one line of the source report.
+func AppendSourceLine(dst []byte, source, host string, count int64) []byte {
+	return fmt.Appendf(dst, "%s %s %d\n", source, host, count)
+}
+
 // HostsReportHeader is the hosts report's first line.
 const HostsReportHeader = "[#urls] [#bytes] [host] [#robots] [#remaining] [#novel-urls] [#novel-bytes] [#dup-by-hash-urls] [#dup-by-hash-bytes] [#not-modified-urls] [#not-modified-bytes]\n"
 

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,7 +20,11 @@ func TestExternalHostsMatchTable(t *testing.T) {
 		{URL: "http://a.example/x", StatusCode: 200, Size: messages.Int64(5), Annotations: "duplicate:digest"},
 		{URL: "http://b.example/", StatusCode: 304},
 		{URL: "http://b.example/r", StatusCode: -9998},
-		{URL: "http://c.example/", StatusCode: 200, Size: messages.Int64(1)},
+		{URL: "http://c.example/", StatusCode: 200, Size: messages.Int64(1), Seed: "t1"},
+		{URL: "http://c.example/y", StatusCode: 200, Seed: "t1"},
+		{URL: "http://a.example/y", StatusCode: 200, Seed: "t1"},
+		{URL: "http://a.example/z", StatusCode: 200, Seed: "t0"},
+		{URL: "http://a.example/f", StatusCode: 500, Seed: "t0"},
 		{URL: "dns:a.example", StatusCode: 1, Size: messages.Int64(50)},
 		{URL: "", StatusCode: 200},
 	}
@@ -40,9 +45,13 @@ func TestExternalHostsMatchTable(t *testing.T) {
 			add(h, HostRow{})
 		}
 	}
+	pairs := map[string]int64{}
 	for _, ev := range evs {
 		in.Add(ev)
 		ext.Add(ev)
+		if src, h, ok := SourceHostOf(&ev); ok {
+			pairs[string(SourceOrderKey(src, h, 0))]++ // counted, then ordered below
+		}
 		if h, r, ok := HostRowOf(&ev); ok {
 			add(h, r)
 		} else if ev.URL != "" {
@@ -71,11 +80,27 @@ func TestExternalHostsMatchTable(t *testing.T) {
 	if err := os.WriteFile(hostsFile, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	var ordered []string
+	for k, n := range pairs {
+		parts := strings.Split(k, "\x00")
+		ordered = append(ordered, string(SourceOrderKey(parts[0], parts[2], n))+"\x00"+strconv.FormatInt(n, 10))
+	}
+	slices.Sort(ordered)
+	src := []byte(SourceReportHeader)
+	for _, k := range ordered {
+		parts := strings.Split(k, "\x00")
+		n, _ := strconv.ParseInt(parts[3], 10, 64)
+		src = AppendSourceLine(src, parts[0], parts[2], n)
+	}
+	sourcesFile := filepath.Join(t.TempDir(), "sources")
+	if err := os.WriteFile(sourcesFile, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	dirIn, dirExt := t.TempDir(), t.TempDir()
 	if err := in.WriteAll(dirIn, RunInfo{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := ext.WriteAll(dirExt, RunInfo{HostsFile: hostsFile, HostsVisited: len(order) - 1}); err != nil {
+	if err := ext.WriteAll(dirExt, RunInfo{HostsFile: hostsFile, SourcesFile: sourcesFile, HostsVisited: len(order) - 1}); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{HostsReport, CrawlReport, SeedsReport, SourceReport} {

@@ -36,9 +36,9 @@ type Options struct {
 	// seed of its own, as Heritrix's StatisticsTracker reports the seeds
 	// its CandidatesProcessor added. 0: redirect targets are not seeds.
 	RedirectSeedHops int
-	// ExternalHosts keeps no host table: the caller builds the hosts
-	// report (hostrows.go) and gives it to WriteAll (RunInfo.HostsFile),
-	// for more hosts than memory holds.
+	// ExternalHosts keeps no host tables: the caller builds the hosts
+	// and source reports (hostrows.go) and gives them to WriteAll
+	// (RunInfo.HostsFile, SourcesFile), for more hosts than memory holds.
 	ExternalHosts bool
 }
 
@@ -260,7 +260,9 @@ func (a *Aggregator) Add(ev messages.Crawled) {
 		a.crawled.add(kind, size)
 		a.codes[strconv.Itoa(ev.StatusCode)]++ // a few hundred codes at most
 		a.addMime(crawllog.TruncateMIME(ev.Mimetype), size)
-		a.addSource(ev.Seed, hostName)
+		if !a.opts.ExternalHosts {
+			a.addSource(ev.Seed, hostName)
+		}
 		if h != nil {
 			h.successes++
 			h.totalBytes += size

@@ -25,11 +25,12 @@ type RunInfo struct {
 	// Remaining returns the URIs still queued for a host name (a row of
 	// the hosts report), over all its ports; nil means 0.
 	Remaining func(host string) int64
-	// HostsFile is the hosts report, written by the caller, and
-	// HostsVisited the hosts crawl-report.txt counts, when the
-	// Aggregator keeps no host table (Options.ExternalHosts).
-	HostsFile    string
-	HostsVisited int
+	// HostsFile and SourcesFile are the hosts and source reports,
+	// written by the caller, and HostsVisited the hosts crawl-report.txt
+	// counts, when the Aggregator keeps no host tables
+	// (Options.ExternalHosts).
+	HostsFile, SourcesFile string
+	HostsVisited           int
 }
 
 // File names, as Heritrix writes them.
@@ -57,17 +58,18 @@ func (a *Aggregator) WriteAll(dir string, info RunInfo) error {
 		{CrawlReport, a.crawlReport(info)},
 		{SeedsReport, a.seedsReport()},
 		{HostsReport, nil},
-		{SourceReport, a.sourceReport()},
+		{SourceReport, nil},
 		{MimetypeReport, a.mimetypeReport()},
 		{ResponseCodeReport, a.responseCodeReport()},
 	}
+	external := map[string]string{HostsReport: info.HostsFile, SourceReport: info.SourcesFile}
 	if !a.opts.ExternalHosts {
-		files[2].data = a.hostsReport(info.Remaining)
+		files[2].data, files[3].data = a.hostsReport(info.Remaining), a.sourceReport()
 	}
 	a.mu.Unlock()
 	for _, f := range files {
-		if f.name == HostsReport && a.opts.ExternalHosts {
-			if err := copyAtomic(dir, f.name, info.HostsFile); err != nil {
+		if src, ok := external[f.name]; ok && a.opts.ExternalHosts {
+			if err := copyAtomic(dir, f.name, src); err != nil {
 				return err
 			}
 			continue
@@ -292,10 +294,10 @@ func reverseSorted(m map[string]int64) []countedKey {
 func (a *Aggregator) sourceReport() []byte {
 	var b bytes.Buffer
 	if len(a.sources) == 0 {
-		b.WriteString("No source tag information. (Is 'sourceTagSeeds' enabled?)\n")
+		b.WriteString(NoSourceReport)
 		return b.Bytes()
 	}
-	b.WriteString("[source] [host] [#urls]\n")
+	b.WriteString(SourceReportHeader)
 	sources := make([]string, 0, len(a.sources))
 	for s := range a.sources {
 		sources = append(sources, s)
@@ -303,7 +305,7 @@ func (a *Aggregator) sourceReport() []byte {
 	slices.Sort(sources)
 	for _, s := range sources {
 		for _, row := range reverseSorted(a.sources[s]) {
-			fmt.Fprintf(&b, "%s %s %d\n", s, row.key, row.count)
+			b.Write(AppendSourceLine(nil, s, row.key, row.count))
 		}
 	}
 	return b.Bytes()

@@ -37,12 +37,13 @@ import (
 
 // streamBuild is what building one streaming launch found.
 type streamBuild struct {
-	agg                   *reports.Aggregator
-	cdx, log, seed, hosts string // staged record files, and the hosts report
-	hostsVisited          int
-	events, bad           int64 // spooled lines read, and those that did not decode
-	firstBad              string
-	logBad                metawarc.RangeResult
+	agg            *reports.Aggregator
+	cdx, log, seed string // staged record files
+	hosts, sources string // the hosts and source reports
+	hostsVisited   int
+	events, bad    int64 // spooled lines read, and those that did not decode
+	firstBad       string
+	logBad         metawarc.RangeResult
 }
 
 // buildStream builds a sealed streaming launch's reports aggregate and
@@ -55,12 +56,17 @@ func (s *Service) buildStream(ctx context.Context, l harveststats.Launch, files 
 		return nil, fmt.Errorf("provenance: build %s: %w", l, err)
 	}
 	b := &streamBuild{cdx: filepath.Join(work, "cdx"), log: filepath.Join(work, "crawl.log"), seed: filepath.Join(work, "seeds.txt"),
-		hosts: filepath.Join(work, "hosts-report.txt")}
+		hosts: filepath.Join(work, "hosts-report.txt"), sources: filepath.Join(work, "source-report.txt")}
 	byHost, err := extsort.New(extsort.Options{Dir: filepath.Join(work, "host-runs"), RunBytes: s.cfg.SortRunBytes})
 	if err != nil {
 		return nil, err
 	}
 	defer byHost.Close()
+	bySource, err := extsort.New(extsort.Options{Dir: filepath.Join(work, "source-runs"), RunBytes: s.cfg.SortRunBytes})
+	if err != nil {
+		return nil, err
+	}
+	defer bySource.Close()
 	seeds, err := s.sortSeeds(filepath.Join(s.cfg.spoolDirOf(l), spoolSeeds), b.seed, filepath.Join(work, "seeds-runs"), byHost)
 	if err != nil {
 		return nil, err
@@ -93,6 +99,11 @@ func (s *Service) buildStream(ctx context.Context, l harveststats.Launch, files 
 				return err
 			}
 		}
+		if src, host, ok := reports.SourceHostOf(&ev); ok {
+			if err := bySource.Add(append(append([]byte(src), 0), host...)); err != nil {
+				return err
+			}
+		}
 		if c, ok := cdx.FromCrawled(ev); ok {
 			return byLine.Add([]byte(c.CDX11()))
 		}
@@ -102,6 +113,9 @@ func (s *Service) buildStream(ctx context.Context, l harveststats.Launch, files 
 	}
 	if b.hostsVisited, err = s.writeHostsReport(byHost, b.hosts, filepath.Join(work, "hosts-order-runs")); err != nil {
 		return nil, fmt.Errorf("provenance: hosts report of %s: %w", l, err)
+	}
+	if err := s.writeSourceReport(bySource, b.sources, filepath.Join(work, "source-order-runs")); err != nil {
+		return nil, fmt.Errorf("provenance: source report of %s: %w", l, err)
 	}
 	if err := writeSorted(b.cdx, " CDX N b a m s k r M S V g\n", byLine); err != nil {
 		return nil, fmt.Errorf("provenance: CDX of %s: %w", l, err)
@@ -398,7 +412,7 @@ func (s *Service) writeStreamLaunch(ctx context.Context, l harveststats.Launch) 
 	s.logBuild(l, b)
 	dir := s.cfg.LaunchDir(l)
 	now := s.d.Now().UTC()
-	info := reports.RunInfo{End: now, Status: runStatus(st.State), HostsFile: b.hosts, HostsVisited: b.hostsVisited}
+	info := reports.RunInfo{End: now, Status: runStatus(st.State), HostsFile: b.hosts, SourcesFile: b.sources, HostsVisited: b.hostsVisited}
 	if hasTime {
 		info.Start = launched
 	}
