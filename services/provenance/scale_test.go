@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -102,6 +103,18 @@ func TestScaleMemory(t *testing.T) {
 	recorded := usedMemory(t, h)
 	t.Logf("streaming %v: %d URIs of one launch (5000 hosts of one domain) recorded in %v: Redis used_memory %d MB more (%d bytes per URI); peak RSS while recording %d MB",
 		streaming, n, time.Since(began).Round(time.Millisecond), (recorded-before)>>20, (recorded-before)/int64(n), procStatus(t, "VmHWM")>>10)
+	if streaming {
+		var spooled int64
+		_ = filepath.WalkDir(h.cfg.SpoolDir(), func(_ string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				if fi, err := d.Info(); err == nil {
+					spooled += fi.Size()
+				}
+			}
+			return nil
+		})
+		t.Logf("spool on disk: %d MB (%d bytes per URI)", spooled>>20, spooled/int64(n))
+	}
 	// The peak RSS of the seal alone: clear the high-water mark first.
 	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 	rss0 := procStatus(t, "VmHWM")
