@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
 	"github.com/trawler-crawl/trawler/pkg/messages"
@@ -114,5 +115,34 @@ func TestStreamUnnamedLaunch(t *testing.T) {
 	act, err = s.Active(ctx)
 	if err != nil || len(act) != 2 || !act[0].Superseded || act[1].Superseded {
 		t.Fatalf("active after a named launch %+v, %v", act, err)
+	}
+}
+
+// A written streaming launch's offsets and its place among the source's
+// launches (the member "" for the one without a timestamp) go when its
+// statistics expire, as a named launch's events do.
+func TestStreamLaunchExpires(t *testing.T) {
+	ctx := context.Background()
+	rdb := embeddedtest.Redis(t)
+	s := New(rdb, "dc", nil)
+	if err := s.RecordStream(ctx, []Positioned{{Event: ev("http://a.example/", 200, 5, "")}}); err != nil {
+		t.Fatal(err)
+	}
+	l := Launch{Source: CrawlSource}
+	if err := s.Seal(ctx, l, StateCompleted); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkDone(ctx, l, "f.warc.gz", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // statistics, then the sealed and done marks
+		if _, err := s.Expire(ctx, time.Now().Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range []string{s.offsetsKey(l), s.countsKey(l), s.srcKey(CrawlSource, "l")} {
+		if n, _ := rdb.Exists(ctx, k).Result(); n != 0 {
+			t.Errorf("%s left after expiry", k)
+		}
 	}
 }

@@ -330,3 +330,36 @@ func TestStatsRecordWithoutDomainTable(t *testing.T) {
 		t.Errorf("small record: %d domains, %d omitted", len(got[1].Domains), got[1].DomainsOmitted)
 	}
 }
+
+// On start the role removes the spool of a launch already done (a crash
+// came between marking it done and removing its spool) and keeps a
+// running launch's.
+func TestStreamingSpoolOfDoneLaunchDropped(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	p := profile.Default()
+	p.Provenance.Streaming = true
+	done := harveststats.Launch{Source: harveststats.CrawlSource, Timestamp: streamTS}
+	running := harveststats.Launch{Source: harveststats.CrawlSource, Timestamp: "20240118090000"}
+	store := harveststats.New(h.rdb, "fc", nil)
+	if err := store.MarkDone(ctx, done, "f.warc.gz", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []harveststats.Launch{done, running} {
+		dir := h.cfg.spoolDirOf(l)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, spoolKey), []byte(l.Key()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := h.startWith(p, nil)
+	eventually(t, "role running", s.ready.Load)
+	if _, err := os.Stat(h.cfg.spoolDirOf(done)); !os.IsNotExist(err) {
+		t.Errorf("spool of the done launch: %v, want it removed", err)
+	}
+	if _, err := os.Stat(h.cfg.spoolDirOf(running)); err != nil {
+		t.Errorf("spool of the running launch: %v", err)
+	}
+}
