@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -136,8 +138,11 @@ func (s *Service) spoolLines(ctx context.Context, path string, b *streamBuild, s
 	var key []byte
 	for n := int64(1); ; n++ {
 		line, err := r.ReadBytes('\n')
-		if len(line) == 0 && err != nil {
-			return nil
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("provenance: spool %s line %d: %w", path, n, err)
+		}
+		if len(line) == 0 {
+			return nil // the end; an unterminated last line is read, and is bad unless whole
 		}
 		if n%10000 == 0 && ctx.Err() != nil {
 			return ctx.Err()
