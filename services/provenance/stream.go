@@ -59,70 +59,88 @@ func (s *Service) buildStream(ctx context.Context, l harveststats.Launch, files 
 	}
 	b := &streamBuild{cdx: filepath.Join(work, "cdx"), log: filepath.Join(work, "crawl.log"), seed: filepath.Join(work, "seeds.txt"),
 		hosts: filepath.Join(work, "hosts-report.txt"), sources: filepath.Join(work, "source-report.txt")}
-	byHost, err := extsort.New(extsort.Options{Dir: filepath.Join(work, "host-runs"), RunBytes: s.cfg.SortRunBytes})
+	so, err := s.newSorts(work)
 	if err != nil {
 		return nil, err
 	}
-	defer byHost.Close()
-	bySource, err := extsort.New(extsort.Options{Dir: filepath.Join(work, "source-runs"), RunBytes: s.cfg.SortRunBytes})
-	if err != nil {
-		return nil, err
-	}
-	defer bySource.Close()
-	seeds, err := s.sortSeeds(filepath.Join(s.cfg.spoolDirOf(l), spoolSeeds), b.seed, filepath.Join(work, "seeds-runs"), byHost)
+	defer so.close()
+	seeds, err := s.sortSeeds(filepath.Join(s.cfg.spoolDirOf(l), spoolSeeds), b.seed, filepath.Join(work, "seeds-runs"), so.byHost)
 	if err != nil {
 		return nil, err
 	}
 	b.agg = reports.New(reports.Options{CrawlName: s.d.Profile.Crawl.Name, Seeds: seeds, ExternalHosts: true})
-	byURL, err := extsort.New(extsort.Options{Dir: filepath.Join(work, "url-runs"), RunBytes: s.cfg.SortRunBytes, Unique: true, KeySep: 0})
-	if err != nil {
-		return nil, err
-	}
-	defer byURL.Close()
 	for _, p := range files {
-		if err := s.spoolLines(ctx, p, b, byURL); err != nil {
+		if err := s.spoolLines(ctx, p, b, so.byURL); err != nil {
 			return nil, err
 		}
 	}
-	byLine, err := extsort.New(extsort.Options{Dir: filepath.Join(work, "cdx-runs"), RunBytes: s.cfg.SortRunBytes})
-	if err != nil {
-		return nil, err
-	}
-	defer byLine.Close()
-	if err := byURL.Merge(func(line []byte) error {
-		_, _, js := cutSortLine(line)
-		ev, err := messages.DecodeCrawled(js)
-		if err != nil {
-			return fmt.Errorf("provenance: sorted spool line: %w", err) // it decoded when spooled
-		}
-		b.agg.Add(ev)
-		if host, row, ok := reports.HostRowOf(&ev); ok {
-			if err := byHost.Add(hostLine(host, row)); err != nil {
-				return err
-			}
-		}
-		if src, host, ok := reports.SourceHostOf(&ev); ok {
-			if err := bySource.Add(append(append([]byte(src), 0), host...)); err != nil {
-				return err
-			}
-		}
-		if c, ok := cdx.FromCrawled(ev); ok {
-			return byLine.Add([]byte(c.CDX11()))
-		}
-		return nil
-	}); err != nil {
+	if err := so.byURL.Merge(func(line []byte) error { return so.feed(b.agg, line) }); err != nil {
 		return nil, fmt.Errorf("provenance: build %s: %w", l, err)
 	}
-	if b.hostsVisited, err = s.writeHostsReport(byHost, b.hosts, filepath.Join(work, "hosts-order-runs")); err != nil {
+	if b.hostsVisited, err = s.writeHostsReport(so.byHost, b.hosts, filepath.Join(work, "hosts-order-runs")); err != nil {
 		return nil, fmt.Errorf("provenance: hosts report of %s: %w", l, err)
 	}
-	if err := s.writeSourceReport(bySource, b.sources, filepath.Join(work, "source-order-runs")); err != nil {
+	if err := s.writeSourceReport(so.bySource, b.sources, filepath.Join(work, "source-order-runs")); err != nil {
 		return nil, fmt.Errorf("provenance: source report of %s: %w", l, err)
 	}
-	if err := writeSorted(b.cdx, " CDX N b a m s k r M S V g\n", byLine); err != nil {
+	if err := writeSorted(b.cdx, " CDX N b a m s k r M S V g\n", so.byLine); err != nil {
 		return nil, fmt.Errorf("provenance: CDX of %s: %w", l, err)
 	}
 	return b, s.stageLog(ctx, l, b)
+}
+
+// sorts are a build's external sorts: the spool by URL (unique), then
+// what each URL's event gives: CDX lines, host rows, source × host pairs.
+type sorts struct{ byURL, byLine, byHost, bySource *extsort.Sorter }
+
+func (s *Service) newSorts(work string) (*sorts, error) {
+	so := &sorts{}
+	for _, x := range []struct {
+		dst    **extsort.Sorter
+		dir    string
+		unique bool
+	}{{&so.byURL, "url-runs", true}, {&so.byLine, "cdx-runs", false}, {&so.byHost, "host-runs", false}, {&so.bySource, "source-runs", false}} {
+		sorter, err := extsort.New(extsort.Options{Dir: filepath.Join(work, x.dir), RunBytes: s.cfg.SortRunBytes, Unique: x.unique, KeySep: 0})
+		if err != nil {
+			so.close()
+			return nil, err
+		}
+		*x.dst = sorter
+	}
+	return so, nil
+}
+
+func (so *sorts) close() {
+	for _, x := range []*extsort.Sorter{so.byURL, so.byLine, so.byHost, so.bySource} {
+		if x != nil {
+			_ = x.Close()
+		}
+	}
+}
+
+// feed passes one URL's first event (a line of the sort by URL) to the
+// reports and to the sorts of its CDX line, host row and source pair.
+func (so *sorts) feed(agg *reports.Aggregator, line []byte) error {
+	_, _, js := cutSortLine(line)
+	ev, err := messages.DecodeCrawled(js)
+	if err != nil {
+		return fmt.Errorf("provenance: sorted spool line: %w", err) // it decoded when spooled
+	}
+	agg.Add(ev)
+	if host, row, ok := reports.HostRowOf(&ev); ok {
+		if err := so.byHost.Add(hostLine(host, row)); err != nil {
+			return err
+		}
+	}
+	if src, host, ok := reports.SourceHostOf(&ev); ok {
+		if err := so.bySource.Add(append(append([]byte(src), 0), host...)); err != nil {
+			return err
+		}
+	}
+	if c, ok := cdx.FromCrawled(ev); ok {
+		return so.byLine.Add([]byte(c.CDX11()))
+	}
+	return nil
 }
 
 // spoolLines adds a spool file's events to the sort by URL, keyed
