@@ -233,6 +233,17 @@ func TestStreamingRedeliveryCountsOnce(t *testing.T) {
 	if got := blocks[metawarc.URI(metawarc.PathCrawlLog, "fc", harveststats.CrawlSource, streamTS)]; !bytes.Equal(got, logLines) {
 		t.Errorf("crawl.log record has %d bytes, want the log's %d", len(got), len(logLines))
 	}
+	// Events of the written launch delivered again are not spooled again.
+	eventually(t, "spool removed", func() bool {
+		_, err := os.Stat(h.cfg.spoolDirOf(sl))
+		return os.IsNotExist(err)
+	})
+	if err := s.handle(ctx, items[:5]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(h.cfg.spoolDirOf(sl)); !os.IsNotExist(err) {
+		t.Errorf("a sealed launch spooled again: %v", err)
+	}
 }
 
 // A spooled line that does not decode (a crash cut it short) is counted
