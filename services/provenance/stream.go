@@ -93,14 +93,24 @@ func (s *Service) buildStream(ctx context.Context, l harveststats.Launch, files 
 // what each URL's event gives: CDX lines, host rows, source × host pairs.
 type sorts struct{ byURL, byLine, byHost, bySource *extsort.Sorter }
 
+// newSorts makes a build's sorts. The three fed while the sort by URL
+// merges fill at the same time, so they share one run size: the build
+// holds about twice --sort-run-bytes of lines at most, whatever the
+// launch's size.
 func (s *Service) newSorts(work string) (*sorts, error) {
 	so := &sorts{}
+	run := s.cfg.SortRunBytes
+	if run <= 0 {
+		run = extsort.DefaultRunBytes
+	}
 	for _, x := range []struct {
 		dst    **extsort.Sorter
 		dir    string
 		unique bool
-	}{{&so.byURL, "url-runs", true}, {&so.byLine, "cdx-runs", false}, {&so.byHost, "host-runs", false}, {&so.bySource, "source-runs", false}} {
-		sorter, err := extsort.New(extsort.Options{Dir: filepath.Join(work, x.dir), RunBytes: s.cfg.SortRunBytes, Unique: x.unique, KeySep: 0})
+		run    int
+	}{{&so.byURL, "url-runs", true, run}, {&so.byLine, "cdx-runs", false, max(run/3, 1)},
+		{&so.byHost, "host-runs", false, max(run/3, 1)}, {&so.bySource, "source-runs", false, max(run/3, 1)}} {
+		sorter, err := extsort.New(extsort.Options{Dir: filepath.Join(work, x.dir), RunBytes: x.run, Unique: x.unique, KeySep: 0})
 		if err != nil {
 			so.close()
 			return nil, err
