@@ -294,4 +294,23 @@ func TestChartProvenance(t *testing.T) {
 	if m := pc["volumeMounts"].([]any)[0]; dig(m, "subPath") != "dc/main" || dig(m, "mountPath") != "/data" {
 		t.Errorf("domain crawl provenance data mount = %v", m)
 	}
+	// enabled: auto, the default: on for the domain crawl with the chart's
+	// own claim, off (and no error) when its workers have no claim.
+	dc := map[string]any{"crawl": "dc", "streams": []any{map[string]any{"name": "main", "workers": 1, "feeds": []any{}}}}
+	d = find(render(t, c, dc), "Deployment")["trawler-provenance"]
+	if d == nil {
+		t.Fatal("the domain crawl's provenance is not on by default")
+	}
+	if vols, _ := dig(d, "spec", "template", "spec", "volumes").([]any); len(vols) == 0 || dig(vols[0], "persistentVolumeClaim", "claimName") != "trawler-warcs" {
+		t.Errorf("domain crawl provenance volumes = %v, want the chart's trawler-warcs claim", dig(d, "spec", "template", "spec", "volumes"))
+	}
+	dc["worker"] = map[string]any{"persistence": map[string]any{"emptyDir": true}}
+	if d := find(render(t, c, dc), "Deployment")["trawler-provenance"]; d != nil {
+		t.Error("auto provenance rendered for workers without a shared claim")
+	}
+	dc["provenance"] = map[string]any{"enabled": false}
+	delete(dc, "worker")
+	if d := find(render(t, c, dc), "Deployment")["trawler-provenance"]; d != nil {
+		t.Error("provenance.enabled false rendered the role for the domain crawl")
+	}
 }

@@ -21,4 +21,9 @@
 // (pkg/metawarc), and one that does not depend on the order events arrive
 // in (a seed's prerequisites finish before it). docs/provenance.md says
 // where this is approximate and which worker line would make it exact.
+//
+// A streaming crawl (stream.go; the domain crawl) keeps no event in
+// Redis: its crawl-wide launches are counted as events arrive, once per
+// topic partition and offset, and the role builds their metadata WARCs
+// from a spool on disk.
 package harveststats

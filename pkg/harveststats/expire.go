@@ -111,12 +111,13 @@ func (s *Store) forgetLaunch(ctx context.Context, k string) error {
 // activity and launch timestamp, and of the source's unnamed events in
 // window (min, max scores; nil: none).
 func (s *Store) dropEvents(ctx context.Context, p redis.Pipeliner, l Launch, window []string) {
-	p.Del(ctx, s.seenKey(l), s.countsKey(l))
+	p.Del(ctx, s.seenKey(l), s.countsKey(l), s.offsetsKey(l))
 	p.HDel(ctx, s.prefix+"act", l.Key())
 	if l.Timestamp != "" {
 		p.Del(ctx, s.srcKey(l.Source, "e:"+l.Timestamp))
-		p.ZRem(ctx, s.srcKey(l.Source, "l"), l.Timestamp)
 	}
+	// A streaming launch without a timestamp is the member "" (stream.go).
+	p.ZRem(ctx, s.srcKey(l.Source, "l"), l.Timestamp)
 	if window != nil {
 		p.ZRemRangeByScore(ctx, s.srcKey(l.Source, "ev"), window[0], window[1])
 	}

@@ -89,6 +89,11 @@ type LaunchStats struct {
 	// code that ended the crawl before the launch finished.
 	State   string        `json:"state"`
 	Domains []DomainStats `json:"domains"`
+	// DomainsOmitted, when not 0, is how many domains a published record
+	// left out (Domains then empty): a launch's table too large for one
+	// record (millions of domains) is in its metadata WARC and report
+	// files only.
+	DomainsOmitted int `json:"domainsOmitted,omitempty"`
 	// Totals adds the domains up (StopReason and Domain empty).
 	Totals DomainStats `json:"totals"`
 }

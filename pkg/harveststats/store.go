@@ -27,6 +27,8 @@ import (
 //	act             hash  launch key -> last event of the launch (ms)
 //	c:<launch key>  hash  the counts of a launch whose events name it
 //	u:<launch key>  set   hashes of the URLs counted in it (counts.go)
+//	o:<launch key>  hash  partition -> last offset counted, of a
+//	                      streaming crawl's launch (stream.go)
 //	sealed          hash  launch key -> state it was sealed in
 //	done            hash  launch key -> metadata WARC written
 //	stats           hash  launch key -> statistics as written (JSON)

@@ -26,6 +26,10 @@ type Item struct {
 	// ContentType is the block's media type.
 	ContentType string
 	Block       []byte
+	// File, when set, is a file whose content is the block (Block then
+	// empty): a block staged on disk because it may not fit in memory
+	// (a streaming launch's crawl.log and CDX).
+	File string
 }
 
 // Config says where and how metadata WARCs are written.
@@ -124,7 +128,7 @@ func Write(ctx context.Context, cfg Config, name string, date time.Time, items [
 		return Result{}, fmt.Errorf("metadata warc %s: %w", name, err)
 	}
 	for _, it := range items {
-		if _, err := w.WriteResource(ctx, warcwriter.Resource{URL: it.URI, Date: date, ContentType: it.ContentType, Block: it.Block}); err != nil {
+		if err := writeItem(ctx, w, it, date); err != nil {
 			_ = w.Close()
 			_ = os.RemoveAll(stage)
 			return Result{}, fmt.Errorf("metadata warc %s: %w", name, err)
@@ -148,6 +152,26 @@ func Write(ctx context.Context, cfg Config, name string, date time.Time, items [
 	_ = os.RemoveAll(stage)
 	cf.Name, cf.Path = name, final
 	return Result{ClosedFile: cf}, nil
+}
+
+// writeItem writes one item, its block from memory or from its file.
+func writeItem(ctx context.Context, w *warcwriter.Writer, it Item, date time.Time) error {
+	r := warcwriter.Resource{URL: it.URI, Date: date, ContentType: it.ContentType, Block: it.Block}
+	if it.File == "" {
+		_, err := w.WriteResource(ctx, r)
+		return err
+	}
+	f, err := os.Open(it.File)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	_, err = w.WriteResourceFrom(ctx, r, f, fi.Size())
+	return err
 }
 
 // syncDir makes a rename in dir durable.

@@ -36,6 +36,10 @@ type Options struct {
 	// seed of its own, as Heritrix's StatisticsTracker reports the seeds
 	// its CandidatesProcessor added. 0: redirect targets are not seeds.
 	RedirectSeedHops int
+	// ExternalHosts keeps no host tables: the caller builds the hosts
+	// and source reports (hostrows.go) and gives them to WriteAll
+	// (RunInfo.HostsFile, SourcesFile), for more hosts than memory holds.
+	ExternalHosts bool
 }
 
 // Aggregator tallies crawled events as Heritrix's StatisticsTracker does.
@@ -132,7 +136,7 @@ func New(o Options) *Aggregator {
 		}
 		// Heritrix's server cache holds every scheduled seed's host, so the
 		// hosts report lists a seed host even when nothing was fetched.
-		if h, err := uri.Host(key); err == nil {
+		if h, err := uri.Host(key); err == nil && !o.ExternalHosts {
 			a.host(h)
 		}
 	}
@@ -246,14 +250,19 @@ func (a *Aggregator) Add(ev messages.Crawled) {
 	}
 	kind := revisitKind(&ev)
 	a.noteSeed(&ev)
-	h := a.host(hostName)
+	var h *hostStats
+	if !a.opts.ExternalHosts {
+		h = a.host(hostName)
+	}
 	switch disposition(ev.StatusCode) {
 	case succeeded:
 		a.succeeded++
 		a.crawled.add(kind, size)
 		a.codes[strconv.Itoa(ev.StatusCode)]++ // a few hundred codes at most
 		a.addMime(crawllog.TruncateMIME(ev.Mimetype), size)
-		a.addSource(ev.Seed, hostName)
+		if !a.opts.ExternalHosts {
+			a.addSource(ev.Seed, hostName)
+		}
 		if h != nil {
 			h.successes++
 			h.totalBytes += size

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -24,6 +25,12 @@ type RunInfo struct {
 	// Remaining returns the URIs still queued for a host name (a row of
 	// the hosts report), over all its ports; nil means 0.
 	Remaining func(host string) int64
+	// HostsFile and SourcesFile are the hosts and source reports,
+	// written by the caller, and HostsVisited the hosts crawl-report.txt
+	// counts, when the Aggregator keeps no host tables
+	// (Options.ExternalHosts).
+	HostsFile, SourcesFile string
+	HostsVisited           int
 }
 
 // File names, as Heritrix writes them.
@@ -50,16 +57,54 @@ func (a *Aggregator) WriteAll(dir string, info RunInfo) error {
 	}{
 		{CrawlReport, a.crawlReport(info)},
 		{SeedsReport, a.seedsReport()},
-		{HostsReport, a.hostsReport(info.Remaining)},
-		{SourceReport, a.sourceReport()},
+		{HostsReport, nil},
+		{SourceReport, nil},
 		{MimetypeReport, a.mimetypeReport()},
 		{ResponseCodeReport, a.responseCodeReport()},
 	}
+	external := map[string]string{HostsReport: info.HostsFile, SourceReport: info.SourcesFile}
+	if !a.opts.ExternalHosts {
+		files[2].data, files[3].data = a.hostsReport(info.Remaining), a.sourceReport()
+	}
 	a.mu.Unlock()
 	for _, f := range files {
+		if src, ok := external[f.name]; ok && a.opts.ExternalHosts {
+			if err := copyAtomic(dir, f.name, src); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := writeAtomic(dir, f.name, f.data); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// copyAtomic is writeAtomic of the file src, read as it is copied.
+func copyAtomic(dir, name, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("write report %s: %w", name, err)
+	}
+	defer in.Close()
+	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write report %s: %w", name, err)
+	}
+	defer os.Remove(tmp.Name()) // no-op once renamed
+	_, err = io.Copy(tmp, in)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(dir, name))
+	}
+	if err != nil {
+		return fmt.Errorf("write report %s: %w", name, err)
 	}
 	return nil
 }
@@ -114,6 +159,9 @@ func (a *Aggregator) crawlReport(info RunInfo) []byte {
 	hosts := len(a.hosts)
 	if _, ok := a.hosts["dns:"]; ok {
 		hosts--
+	}
+	if a.opts.ExternalHosts {
+		hosts = info.HostsVisited
 	}
 	fmt.Fprintf(&b, "hosts visited: %d\n\n", hosts)
 	fmt.Fprintf(&b, "URIs processed: %d\nURI successes: %d\nURI failures: %d\nURI disregards: %d\n\n",
@@ -202,7 +250,7 @@ func (a *Aggregator) seedsReport() []byte {
 // followed by a space.
 func (a *Aggregator) hostsReport(remaining func(string) int64) []byte {
 	var b bytes.Buffer
-	b.WriteString("[#urls] [#bytes] [host] [#robots] [#remaining] [#novel-urls] [#novel-bytes] [#dup-by-hash-urls] [#dup-by-hash-bytes] [#not-modified-urls] [#not-modified-bytes]\n")
+	b.WriteString(HostsReportHeader)
 	names := make([]string, 0, len(a.hosts))
 	for n := range a.hosts {
 		names = append(names, n)
@@ -216,10 +264,8 @@ func (a *Aggregator) hostsReport(remaining func(string) int64) []byte {
 		if remaining != nil {
 			left = remaining(n)
 		}
-		fmt.Fprintf(&b, "%d %d %s %d %d %d %d %d %d %d %d \n",
-			h.successes, h.totalBytes, fixUpName(n), h.robots, left,
-			h.count[novel], h.bytes[novel], h.count[dupByHash], h.bytes[dupByHash],
-			h.count[notModified], h.bytes[notModified])
+		b.Write(AppendHostLine(nil, n, HostRow{Successes: h.successes, TotalBytes: h.totalBytes, Robots: h.robots,
+			Count: h.count, Bytes: h.bytes}, left))
 	}
 	return b.Bytes()
 }
@@ -248,10 +294,10 @@ func reverseSorted(m map[string]int64) []countedKey {
 func (a *Aggregator) sourceReport() []byte {
 	var b bytes.Buffer
 	if len(a.sources) == 0 {
-		b.WriteString("No source tag information. (Is 'sourceTagSeeds' enabled?)\n")
+		b.WriteString(NoSourceReport)
 		return b.Bytes()
 	}
-	b.WriteString("[source] [host] [#urls]\n")
+	b.WriteString(SourceReportHeader)
 	sources := make([]string, 0, len(a.sources))
 	for s := range a.sources {
 		sources = append(sources, s)
@@ -259,7 +305,7 @@ func (a *Aggregator) sourceReport() []byte {
 	slices.Sort(sources)
 	for _, s := range sources {
 		for _, row := range reverseSorted(a.sources[s]) {
-			fmt.Fprintf(&b, "%s %s %d\n", s, row.key, row.count)
+			b.Write(AppendSourceLine(nil, s, row.key, row.count))
 		}
 	}
 	return b.Bytes()

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/trawler-crawl/trawler/pkg/streamname"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/trawler-crawl/trawler/pkg/extsort"
+	"github.com/trawler-crawl/trawler/pkg/streamname"
 )
 
 // Defaults for Config.
@@ -48,6 +50,9 @@ type Config struct {
 	PollInterval time.Duration `yaml:"pollInterval"`
 	Settle       time.Duration `yaml:"settle"`
 	Batch        int           `yaml:"batch"`
+	// SortRunBytes bounds each external sort's run in memory when a
+	// streaming launch's metadata WARC is built; 0: extsort's default.
+	SortRunBytes int `yaml:"sortRunBytes"`
 }
 
 // RegisterFlags sets the defaults and registers the flags.
@@ -70,6 +75,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.PollInterval, "poll-interval", DefaultPollInterval, "how often launches are checked for completion")
 	fs.DurationVar(&c.Settle, "settle", DefaultSettle, "how long a launch with nothing queued or in flight must be quiet before it is sealed")
 	fs.IntVar(&c.Batch, "batch", DefaultBatch, "crawled events handled per batch")
+	fs.IntVar(&c.SortRunBytes, "sort-run-bytes", extsort.DefaultRunBytes, "streaming launches: bytes of lines each external sort keeps in memory before writing a run to disk")
 }
 
 // Validate checks the configuration.
@@ -89,6 +95,9 @@ func (c Config) Validate() error {
 	}
 	if c.Settle < 0 {
 		errs = append(errs, fmt.Errorf("provenance: settle %s is negative", c.Settle))
+	}
+	if c.SortRunBytes < 0 {
+		errs = append(errs, fmt.Errorf("provenance: sort-run-bytes %d is negative", c.SortRunBytes))
 	}
 	if c.Batch < 0 {
 		errs = append(errs, fmt.Errorf("provenance: batch %d is negative", c.Batch))

@@ -15,6 +15,7 @@ type metrics struct {
 	warcs     prometheus.Counter
 	documents prometheus.Counter
 	errors    *prometheus.CounterVec
+	spoolBad  prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -30,13 +31,15 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		documents: prometheus.NewCounter(prometheus.CounterOpts{Name: "trawler_provenance_documents_total",
 			Help: "Documents found on watched targets and published."}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trawler_provenance_errors_total",
-			Help: "Failures that will be retried, by part: record, seal, documents."}, []string{"part"}),
+			Help: "Failures that will be retried, by part: record, spool, seal, documents."}, []string{"part"}),
+		spoolBad: prometheus.NewCounter(prometheus.CounterOpts{Name: "trawler_provenance_spool_bad_lines_total",
+			Help: "Spooled events of streaming launches that did not decode when their metadata WARC was built (skipped)."}),
 	}
 	if reg == nil {
 		return m, nil
 	}
 	var errs []error
-	for _, c := range []prometheus.Collector{m.events, m.sealed, m.expired, m.warcs, m.documents, m.errors} {
+	for _, c := range []prometheus.Collector{m.events, m.sealed, m.expired, m.warcs, m.documents, m.errors, m.spoolBad} {
 		errs = append(errs, reg.Register(c))
 	}
 	return m, errors.Join(errs...)

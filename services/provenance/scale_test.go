@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,8 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/trawler-crawl/trawler/pkg/harveststats"
+	"github.com/trawler-crawl/trawler/pkg/kafka"
 	"github.com/trawler-crawl/trawler/pkg/messages"
+	"github.com/trawler-crawl/trawler/pkg/profile"
 )
 
 // TestScaleMemory measures what one launch of N URIs costs the role (issue
@@ -20,7 +25,12 @@ import (
 // and the process's peak RSS while its metadata WARC is built. Run it
 // alone, with N set:
 //
-//	TRAWLER_PROVENANCE_URIS=100000 go test -run TestScaleMemory -v ./services/provenance/
+//	TRAWLER_PROVENANCE_URIS=100000 [TRAWLER_PROVENANCE_STREAMING=1] go test -run TestScaleMemory -v -timeout 60m ./services/provenance/
+//
+// With TRAWLER_PROVENANCE_STREAMING=1 the launch goes the streaming way
+// (provenance.streaming): its batches through the role's consumer
+// handler, each event with a topic position, spooled and counted by
+// offset, and the metadata WARC built by external sort.
 //
 // It asserts nothing about the figures (docs/provenance.md keeps them).
 func TestScaleMemory(t *testing.T) {
@@ -28,14 +38,23 @@ func TestScaleMemory(t *testing.T) {
 	if n <= 0 {
 		t.Skip("set TRAWLER_PROVENANCE_URIS to measure")
 	}
+	streaming := os.Getenv("TRAWLER_PROVENANCE_STREAMING") == "1"
 	h := newHarness(t)
 	h.cfg.Settle = 0
 	h.front.set(src, 1)
-	s := h.start()
+	p := profile.Default()
+	p.Crawl.Name = "test-crawl"
+	p.Provenance.Streaming = streaming
+	s := h.startWith(p, nil)
 	ctx := context.Background()
 	t0 := time.Date(2024, 1, 17, 9, 0, 0, 0, time.UTC)
 	ts := t0.Format("20060102150405")
 	l := harveststats.Launch{Source: src, Timestamp: ts}
+	if streaming {
+		l.Source = harveststats.CrawlSource
+	}
+	// The peak RSS of recording: clear the high-water mark first.
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 	logDir := filepath.Join(h.cfg.DataDir, "logs", "fc-npld")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		t.Fatal(err)
@@ -62,7 +81,16 @@ func TestScaleMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(evs) == batch || i == n-1 {
-			if err := s.Store().Record(ctx, evs); err != nil {
+			if streaming {
+				items := make([]kafka.Item[messages.Crawled], len(evs))
+				for j, e := range evs {
+					k := i - len(evs) + 1 + j
+					items[j] = kafka.Item[messages.Crawled]{Value: e, Record: &kgo.Record{Partition: int32(k % 4), Offset: int64(k / 4)}}
+				}
+				if err := s.handle(ctx, items); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := s.Store().Record(ctx, evs); err != nil {
 				t.Fatal(err)
 			}
 			evs = evs[:0]
@@ -73,8 +101,20 @@ func TestScaleMemory(t *testing.T) {
 	}
 	_ = lf.Close()
 	recorded := usedMemory(t, h)
-	t.Logf("%d URIs of one launch (5000 hosts of one domain) recorded in %v: Redis used_memory %d MB more (%d bytes per URI)",
-		n, time.Since(began).Round(time.Millisecond), (recorded-before)>>20, (recorded-before)/int64(n))
+	t.Logf("streaming %v: %d URIs of one launch (5000 hosts of one domain) recorded in %v: Redis used_memory %d MB more (%d bytes per URI); peak RSS while recording %d MB",
+		streaming, n, time.Since(began).Round(time.Millisecond), (recorded-before)>>20, (recorded-before)/int64(n), procStatus(t, "VmHWM")>>10)
+	if streaming {
+		var spooled int64
+		_ = filepath.WalkDir(h.cfg.SpoolDir(), func(_ string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				if fi, err := d.Info(); err == nil {
+					spooled += fi.Size()
+				}
+			}
+			return nil
+		})
+		t.Logf("spool on disk: %d MB (%d bytes per URI)", spooled>>20, spooled/int64(n))
+	}
 	// The peak RSS of the seal alone: clear the high-water mark first.
 	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 	rss0 := procStatus(t, "VmHWM")

@@ -75,7 +75,7 @@ func (s *Service) writeLaunch(ctx context.Context, p *pendingLaunch) error {
 		return s.finish(ctx, l, js, metawarc.Result{ClosedFile: warcwriter.ClosedFile{Name: name,
 			Path: filepath.Join(meta.Dir, name), Size: fi.Size(), Closed: fi.ModTime()}, Existed: true}, st.State)
 	}
-	if err := s.publish(ctx, s.cfg.StatsTopic(), l.Key(), js); err != nil {
+	if err := s.publishStats(ctx, l, st, js); err != nil {
 		return err
 	}
 	dir := s.cfg.LaunchDir(l)
@@ -187,10 +187,27 @@ func (s *Service) metaFor(o streamOrigin) (metawarc.Config, error) {
 	return m, nil
 }
 
-// items are the metadata WARC's records, in NetarchiveSuite's order:
-// setup, logs, reports, index.
+// items are the metadata WARC's records of an in-memory launch.
 func (s *Service) items(l harveststats.Launch, st harveststats.LaunchStats, js []byte,
 	dir string, cdxLines []byte, seeds []string, logLines []byte) ([]metawarc.Item, error) {
+	return s.itemsOf(l, st, js, dir, staged{seedsBlock: []byte(strings.Join(seeds, "\n") + "\n"), logBlock: logLines, cdxBlock: cdxLines})
+}
+
+// staged are a launch's seeds, crawl.log and CDX records: blocks in
+// memory, or files on disk (a streaming launch's).
+type staged struct {
+	seedsBlock, logBlock, cdxBlock []byte
+	seeds, log, cdx                string
+	// reportFiles: the reports are written into the WARC from their
+	// files, not read into memory (a streaming launch's hosts report may
+	// have tens of millions of lines).
+	reportFiles bool
+}
+
+// itemsOf are the metadata WARC's records, in NetarchiveSuite's order:
+// setup, logs, reports, index.
+func (s *Service) itemsOf(l harveststats.Launch, st harveststats.LaunchStats, js []byte,
+	dir string, rec staged) ([]metawarc.Item, error) {
 	uri := func(path string) string { return metawarc.URI(path, s.cfg.Crawl, l.Source, l.Timestamp) }
 	sheets, err := yaml.Marshal(s.d.Profile.Sheets)
 	if err != nil {
@@ -199,21 +216,25 @@ func (s *Service) items(l harveststats.Launch, st harveststats.LaunchStats, js [
 	items := []metawarc.Item{
 		{URI: uri(metawarc.PathProfile), ContentType: "application/yaml", Block: []byte(s.d.Profile.YAML())},
 		{URI: uri(metawarc.PathSheets), ContentType: "application/yaml", Block: sheets},
-		{URI: uri(metawarc.PathSeeds), ContentType: "text/plain", Block: []byte(strings.Join(seeds, "\n") + "\n")},
-		{URI: uri(metawarc.PathCrawlLog), ContentType: "text/plain", Block: logLines},
+		{URI: uri(metawarc.PathSeeds), ContentType: "text/plain", Block: rec.seedsBlock, File: rec.seeds},
+		{URI: uri(metawarc.PathCrawlLog), ContentType: "text/plain", Block: rec.logBlock, File: rec.log},
 	}
 	for _, name := range []string{reports.CrawlReport, reports.SeedsReport, reports.HostsReport,
 		reports.SourceReport, reports.MimetypeReport, reports.ResponseCodeReport} {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			return nil, fmt.Errorf("provenance: read report: %w", err)
+		it := metawarc.Item{URI: uri(metawarc.PathReports + name), ContentType: "text/plain", File: filepath.Join(dir, name)}
+		if !rec.reportFiles {
+			b, err := os.ReadFile(it.File)
+			if err != nil {
+				return nil, fmt.Errorf("provenance: read report: %w", err)
+			}
+			it.Block, it.File = b, ""
 		}
-		items = append(items, metawarc.Item{URI: uri(metawarc.PathReports + name), ContentType: "text/plain", Block: b})
+		items = append(items, it)
 	}
 	items = append(items,
 		metawarc.Item{URI: uri(metawarc.PathStatsJSON), ContentType: "application/json", Block: js},
 		metawarc.Item{URI: uri(metawarc.PathStatsText), ContentType: "text/plain", Block: st.Text()},
-		metawarc.Item{URI: uri(metawarc.PathCDX), ContentType: "text/plain", Block: cdxLines})
+		metawarc.Item{URI: uri(metawarc.PathCDX), ContentType: "text/plain", Block: rec.cdxBlock, File: rec.cdx})
 	qa, err := qaReportItems(dir, uri)
 	if err != nil {
 		return nil, err
@@ -309,6 +330,26 @@ const MaxStatsRecordBytes = 16 << 20
 func producerOpts(log *slog.Logger) []kgo.Opt {
 	return []kgo.Opt{kafka.WithSlog(log), kgo.ProducerBatchMaxBytes(MaxStatsRecordBytes)}
 }
+
+// publishStats publishes a launch's statistics (js, st encoded) on the
+// statistics topic. A record past MaxStatsRecordBytes (a domain crawl's
+// millions of domains) is published without its domain table, with
+// domainsOmitted saying how many rows the metadata WARC and the report
+// files hold instead; a smaller one is published as it is.
+func (s *Service) publishStats(ctx context.Context, l harveststats.Launch, st harveststats.LaunchStats, js []byte) error {
+	if len(js) > MaxStatsRecordBytes-statsRecordSlack {
+		st.DomainsOmitted, st.Domains = len(st.Domains), nil
+		var err error
+		if js, err = json.Marshal(st); err != nil {
+			return fmt.Errorf("provenance: encode statistics of %s: %w", l, err)
+		}
+	}
+	return s.publish(ctx, s.cfg.StatsTopic(), l.Key(), js)
+}
+
+// statsRecordSlack leaves room under MaxStatsRecordBytes for the record's
+// key, headers and batch framing.
+const statsRecordSlack = 4 << 10
 
 // publish produces one record and waits for it.
 func (s *Service) publish(ctx context.Context, topic, key string, value []byte) error {

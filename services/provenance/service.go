@@ -9,7 +9,9 @@
 // documents on <crawl>.documents and in a JSONL file.
 //
 // Consumption is at-least-once and every effect is idempotent: counting is
-// once per URL and launch, a sealed launch's metadata WARC has one
+// once per URL and launch (once per topic offset for a streaming crawl,
+// whose launches are built from a disk spool by external sort: spool.go,
+// stream.go), a sealed launch's metadata WARC has one
 // deterministic name and is written whole or not at all, and documents
 // are once per digest. Undecodable events go to <crawl>.dlq.
 package provenance
@@ -75,7 +77,10 @@ type Service struct {
 	meta  metawarc.Config
 	out   *kgo.Client // produces stats, notices, documents
 	outMu sync.Mutex  // guards sealing and published: the loop and EndCrawl
-	docs  *docState
+	// spoolMu orders a streaming batch's sealed check and append against
+	// the renaming of a sealed launch's spool (spool.go).
+	spoolMu sync.Mutex
+	docs    *docState
 	// published is when each running launch's statistics were last
 	// published, so an idle one is not published again.
 	published map[harveststats.Launch]time.Time
@@ -149,6 +154,11 @@ func (s *Service) Run(ctx context.Context) error {
 		return err
 	}
 	s.recovered[s.meta.Dir] = true
+	if s.streaming() {
+		if err := s.dropSpools(ctx); err != nil {
+			return err
+		}
+	}
 	var err error
 	if s.out, err = kafka.NewClient(s.d.Kafka, producerOpts(s.log)...); err != nil {
 		return fmt.Errorf("provenance: %w", err)
@@ -179,8 +189,14 @@ func (s *Service) consume(ctx context.Context) error {
 	return c.Run(ctx)
 }
 
+// streaming: the profile builds launches as streams (spool.go, stream.go).
+func (s *Service) streaming() bool { return s.d.Profile.Provenance.Streaming }
+
 // handle counts a batch.
 func (s *Service) handle(ctx context.Context, batch []kafka.Item[messages.Crawled]) error {
+	if s.streaming() {
+		return s.handleStream(ctx, batch)
+	}
 	evs := make([]messages.Crawled, len(batch))
 	for i, it := range batch {
 		evs[i] = it.Value
@@ -227,7 +243,12 @@ func (s *Service) Tick(ctx context.Context) error {
 		}
 		left = map[string]int64{}
 		for _, c := range counts {
-			left[c.Source] += c.Queued + c.InFlight
+			src := c.Source
+			if s.streaming() {
+				// A streaming launch is every target's.
+				src = harveststats.CrawlSource
+			}
+			left[src] += c.Queued + c.InFlight
 		}
 	}
 	now := s.d.Now()
@@ -298,7 +319,7 @@ func (s *Service) publishRunning(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("provenance: encode statistics of %s: %w", a.Launch, err)
 		}
-		if err := s.publish(ctx, s.cfg.StatsTopic(), a.Launch.Key(), js); err != nil {
+		if err := s.publishStats(ctx, a.Launch, st, js); err != nil {
 			return err
 		}
 		s.published[a.Launch] = a.LastActivity
@@ -345,6 +366,15 @@ func (s *Service) writePending(ctx context.Context) error {
 	}
 	ls := slices.SortedFunc(maps.Keys(pending), func(a, b harveststats.Launch) int { return cmp.Compare(a.Key(), b.Key()) })
 	var errs []error
+	if s.streaming() {
+		for _, l := range ls {
+			if err := s.writeStreamLaunch(ctx, l); err != nil {
+				s.m.errors.WithLabelValues("seal").Inc()
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	}
 	// Launches are loaded in groups, their crawl.log lines selected in one
 	// pass over the logs per group, with at most maxPendingEvents events
 	// in memory (a crawl's end seals every launch at once).

@@ -193,6 +193,21 @@ worker.persistence.emptyDir.
 {{- end -}}
 {{- end -}}
 
+{{/*
+Whether the provenance role runs: provenance.enabled true or false, or
+"auto" (the default): on for the domain crawl (crawl: dc, whose shipped
+profile streams its provenance, docs/provenance.md) when its workers have
+the shared claim the role needs, off for the frequent crawl. Non-empty
+means on.
+*/}}
+{{- define "trawler.provenanceOn" -}}
+{{- $e := .Values.provenance.enabled -}}
+{{- if eq (printf "%v" $e) "auto" -}}
+{{- if and (eq .Values.crawl "dc") (include "trawler.warcsClaim" .) -}}true{{- end -}}
+{{- else if $e -}}true
+{{- end -}}
+{{- end -}}
+
 {{/* The data volume of workers and renderers: the WARCs claim, or an emptyDir. */}}
 {{- define "trawler.dataVolume" -}}
 {{- $claim := include "trawler.warcsClaim" . -}}
