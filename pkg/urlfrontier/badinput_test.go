@@ -105,7 +105,10 @@ func TestBadRequests(t *testing.T) {
 		code codes.Code
 		msg  string
 	}{
-		{"unknown crawl", func() error { _, err := e.tryGet(&pb.GetParams{Item: &pb.GetParams_CrawlID{CrawlID: "nope"}}); return err },
+		{"unknown crawl", func() error {
+			_, err := e.tryGet(&pb.GetParams{Item: &pb.GetParams_CrawlID{CrawlID: "nope"}})
+			return err
+		},
 			codes.InvalidArgument, "crawl \"nope\" is unknown"},
 		{"bad crawl id", func() error { _, err := e.c.GetStats(e.ctx, &pb.QueueWithinCrawlParams{CrawlID: "{x}"}); return err },
 			codes.InvalidArgument, "crawl id \"{x}\""},

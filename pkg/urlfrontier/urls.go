@@ -234,4 +234,3 @@ func (s *Server) SetLogLevel(_ context.Context, req *pb.LogLevelParams) (*pb.Emp
 	s.cfg.Level.Set(slogLevel(l))
 	return &pb.Empty{}, nil
 }
-
