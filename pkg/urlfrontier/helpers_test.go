@@ -60,15 +60,20 @@ func serveEnv(t *testing.T, srv *Server, rdb *redis.Client, ck *clock) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := grpc.NewServer(srv.ServerOptions()...)
-	srv.Register(g)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = g.Serve(lis) }()
+	sctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(sctx, lis) }()
 	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = conn.Close(); g.Stop(); <-done })
+	t.Cleanup(func() {
+		_ = conn.Close()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
 	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testToken)
 	return &env{t: t, c: pb.NewURLFrontierClient(conn), ck: ck, rdb: rdb, ctx: ctx}
 }

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"regexp"
 	"strings"
 	"sync"
@@ -107,6 +108,19 @@ func New(rdb redis.UniversalClient, cfg Config) (*Server, error) {
 	s := &Server{rdb: rdb, cfg: cfg, log: cfg.Logger, crawls: map[string]*frontier.Frontier{}}
 	s.active.Store(true)
 	return s, nil
+}
+
+// Serve answers on lis until ctx ends, then stops gracefully (calls in
+// progress finish; GetURLs streams are short).
+func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
+	g := grpc.NewServer(s.ServerOptions()...)
+	s.Register(g)
+	stop := context.AfterFunc(ctx, g.GracefulStop)
+	defer stop()
+	if err := g.Serve(lis); err != nil {
+		return fmt.Errorf("urlfrontier: serve %s: %w", lis.Addr(), err)
+	}
+	return nil
 }
 
 // Register adds the service to g.
