@@ -172,6 +172,10 @@ func (c *crawl) promote(ctx context.Context) error {
 	}
 }
 
+// errLeaseLost: the lease ran out (and was reaped) between finding it
+// and completing it.
+var errLeaseLost = errors.New("lease lost")
+
 // complete finishes a claim handed out by GetURLs (or taken for an
 // update): it counts against its queue's limit and the queue waits its
 // delay, or its block if later.
@@ -188,8 +192,12 @@ func (c *crawl) complete(ctx context.Context, cl *frontier.Claim) error {
 	// bytes in Trawler's totals.
 	out := frontier.Outcome{Claim: cl, Status: 200, Policy: c.policy(delay),
 		Decision: &frontier.Decision{Status: 200, Wait: max(wait, 0)}}
-	if _, err := c.f.Complete(ctx, []frontier.Outcome{out}); err != nil {
+	ok, err := c.f.Complete(ctx, []frontier.Outcome{out})
+	if err != nil {
 		return err
+	}
+	if !ok[0] {
+		return errLeaseLost
 	}
 	done, err := c.s.rdb.HIncrBy(ctx, c.key("done"), cl.Host, 1).Result()
 	if err != nil {

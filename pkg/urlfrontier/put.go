@@ -190,19 +190,11 @@ func (c *crawl) discover(ctx context.Context, infos []*pb.URLInfo) ([]pb.AckMess
 // for good, with one it is scheduled to be queued again then.
 func (c *crawl) known(ctx context.Context, k *pb.KnownURLItem) error {
 	url := k.GetInfo().GetUrl()
-	cl, err := c.f.LeaseOf(ctx, url)
-	if err == nil && cl == nil {
-		cl, err = c.f.TakeURL(ctx, url, time.Minute)
-	}
-	if err != nil {
-		return unavailable("known URL", err)
-	}
-	if cl != nil {
-		err = c.complete(ctx, cl)
-	} else {
-		// Never queued here (an import): recorded finished, so that a
-		// discovery does not queue it.
-		_, _, err = c.f.MarkFinished(ctx, []frontier.Finished{{URL: url, Status: 200, At: c.now()}})
+	// Twice at most: a lease reaped between LeaseOf and Complete put the
+	// URL back in its queue, where TakeURL finds it.
+	err := errLeaseLost
+	for try := 0; try < 2 && errors.Is(err, errLeaseLost); try++ {
+		err = c.settle(ctx, url)
 	}
 	if err != nil {
 		return unavailable("known URL", err)
@@ -216,6 +208,24 @@ func (c *crawl) known(ctx context.Context, k *pb.KnownURLItem) error {
 		return unavailable("schedule", err)
 	}
 	return nil
+}
+
+// settle completes url's lease, or takes it from its queue and completes
+// it; a URL the crawl never had is recorded finished, so that a discovery
+// does not queue it.
+func (c *crawl) settle(ctx context.Context, url string) error {
+	cl, err := c.f.LeaseOf(ctx, url)
+	if err == nil && cl == nil {
+		cl, err = c.f.TakeURL(ctx, url, time.Minute)
+	}
+	if err != nil {
+		return err
+	}
+	if cl != nil {
+		return c.complete(ctx, cl)
+	}
+	_, _, err = c.f.MarkFinished(ctx, []frontier.Finished{{URL: url, Status: 200, At: c.now()}})
+	return err
 }
 
 // PutDiscovered admits batches of discovered URLs, one script call per

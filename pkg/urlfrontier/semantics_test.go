@@ -274,3 +274,56 @@ func TestActive(t *testing.T) {
 		t.Fatalf("active again served %v", got)
 	}
 }
+
+// Known URLs that GetURLs did not hand out: a queued one is taken from
+// its queue, one the crawl never had is recorded (done for good, or
+// scheduled: an import of a crawl's state).
+func TestKnownURLsNeverServed(t *testing.T) {
+	e := newEnv(t)
+	e.mustPut(pb.AckMessage_OK, discovered("https://a.example/queued", ""), discovered("https://a.example/other", ""))
+	later := e.ck.now().Add(time.Minute)
+	e.mustPut(pb.AckMessage_OK,
+		known("https://a.example/queued", "", time.Time{}),
+		known("https://b.example/imported-done", "", time.Time{}),
+		known("https://c.example/imported-later", "", later))
+	if got := e.get(&pb.GetParams{MaxUrlsPerQueue: 10}); !same(got, []string{"https://a.example/other"}) {
+		t.Fatalf("served %v: want only the URL nobody settled", got)
+	}
+	e.mustPut(pb.AckMessage_OK, known("https://a.example/other", "", time.Time{}))
+	e.mustPut(pb.AckMessage_SKIPPED, discovered("https://a.example/queued", ""), discovered("https://b.example/imported-done", ""),
+		discovered("https://c.example/imported-later", ""))
+	e.ck.add(time.Minute)
+	if got := e.get(&pb.GetParams{MaxUrlsPerQueue: 10}); !same(got, []string{"https://c.example/imported-later"}) {
+		t.Fatalf("served %v at the imported date", got)
+	}
+}
+
+// Metadata put with a URL comes back with it from GetURLs, also after a
+// refetch date.
+func TestMetadataTravels(t *testing.T) {
+	e := newEnv(t)
+	it := discovered("https://a.example/m", "")
+	it.GetDiscovered().Info.Metadata = map[string]*pb.StringList{"depth": {Values: []string{"2"}}, "via": {Values: []string{"x", "y"}}}
+	e.mustPut(pb.AckMessage_OK, it)
+	check := func() {
+		t.Helper()
+		st, err := e.c.GetURLs(e.ctx, &pb.GetParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := st.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		md := u.GetMetadata()
+		if len(md) != 2 || md["depth"].GetValues()[0] != "2" || len(md["via"].GetValues()) != 2 || u.GetKey() != "a.example" || u.GetCrawlID() != DefaultCrawl {
+			t.Fatalf("served %v", u)
+		}
+	}
+	check()
+	k := known("https://a.example/m", "", e.ck.now().Add(time.Second))
+	k.GetKnown().Info.Metadata = map[string]*pb.StringList{"depth": {Values: []string{"2"}}, "via": {Values: []string{"x", "z"}}}
+	e.mustPut(pb.AckMessage_OK, k)
+	e.ck.add(time.Second)
+	check()
+}

@@ -20,7 +20,9 @@ import (
 // the crawl does not know it (a Bloom-mode frontier forgets finished
 // URLs).
 func (s *Server) GetURLStatus(ctx context.Context, req *pb.URLStatusRequest) (*pb.URLItem, error) {
-	info := &pb.URLInfo{Url: req.GetUrl(), CrawlID: req.GetCrawlID(), Key: req.GetKey()}
+	// The key is not checked: Trawler's queue is the URL's host whatever
+	// the client calls it.
+	info := &pb.URLInfo{Url: req.GetUrl(), CrawlID: req.GetCrawlID()}
 	host, err := checkInfo(info)
 	if err != nil {
 		return nil, err
