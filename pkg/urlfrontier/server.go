@@ -110,14 +110,27 @@ func New(rdb redis.UniversalClient, cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Serve answers on lis until ctx ends, then stops gracefully (calls in
-// progress finish; GetURLs streams are short).
+// stopGrace is how long Serve waits for calls in progress when its
+// context ends; a client's PutURLs stream may stay open indefinitely, so
+// the rest are then cut.
+const stopGrace = 10 * time.Second
+
+// Serve answers on lis until ctx ends, then stops: calls in progress get
+// stopGrace to finish.
 func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	g := grpc.NewServer(s.ServerOptions()...)
 	s.Register(g)
-	stop := context.AfterFunc(ctx, g.GracefulStop)
-	defer stop()
-	if err := g.Serve(lis); err != nil {
+	errc := make(chan error, 1)
+	go func() { errc <- g.Serve(lis) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("urlfrontier: serve %s: %w", lis.Addr(), err)
+	case <-ctx.Done():
+	}
+	t := time.AfterFunc(stopGrace, g.Stop)
+	defer t.Stop()
+	g.GracefulStop()
+	if err := <-errc; err != nil {
 		return fmt.Errorf("urlfrontier: serve %s: %w", lis.Addr(), err)
 	}
 	return nil
