@@ -70,7 +70,7 @@ func loopback(addr string) bool {
 func runFrontierServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("frontier serve", stderr)
 	var o frontierServeFlags
-	o.c.registerBase(fs, "info")
+	o.c.register(fs, "")
 	o.rc.RegisterFlags(fs)
 	o.register(fs)
 	if len(args) > 0 && isHelp(args[0]) {
@@ -98,6 +98,16 @@ func runFrontierServe(ctx context.Context, args []string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	reg := newRegistry()
+	metricsAt := ""
+	if o.c.adminAddr != "" {
+		adm, err := admin.Listen(o.c.adminAddr, reg, log)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = adm.Close() }()
+		metricsAt = fmt.Sprintf(" (metrics on http://%s/metrics)", adm.Addr())
+	}
 	rdb, err := redisconn.OpenUniversal(ctx, o.rc)
 	if err != nil {
 		return err
@@ -105,7 +115,7 @@ func runFrontierServe(ctx context.Context, args []string, stdout, stderr io.Writ
 	defer func() { _ = rdb.Close() }()
 	srv, err := urlfrontier.New(rdb, urlfrontier.Config{
 		Frontier: o.name, Options: frontier.OptionsFrom(p), Policy: frontier.PolicyOf(p),
-		Token: token, Insecure: o.insecure, Node: o.listen, Logger: log, Level: &lv,
+		Token: token, Insecure: o.insecure, Node: o.listen, Logger: log, Level: &lv, Registerer: reg,
 	})
 	if err != nil {
 		return err
@@ -114,7 +124,7 @@ func runFrontierServe(ctx context.Context, args []string, stdout, stderr io.Writ
 	if err != nil {
 		return fmt.Errorf("frontier serve: %w", err)
 	}
-	fmt.Fprintf(stdout, "URLFrontier API serving frontier %s on %s\n", o.name, lis.Addr())
+	fmt.Fprintf(stdout, "URLFrontier API serving frontier %s on %s%s\n", o.name, lis.Addr(), metricsAt)
 	log.Info("urlfrontier serving", "addr", lis.Addr().String(), "frontier", o.name, "token", token != "")
 	return srv.Serve(ctx, lis)
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -70,7 +72,7 @@ func TestFrontierServe(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- runFrontier(ctx, []string{"serve", "--redis", redisAddr, "--listen", "127.0.0.1:0", "--admin-token-file", tokenFile,
-			"--log-format", "json"}, &out, &errb)
+			"--log-format", "json", "--admin-addr", "127.0.0.1:0"}, &out, &errb)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -94,5 +96,18 @@ func TestFrontierServe(t *testing.T) {
 	nodes, err := c.ListNodes(authed, &pb.Empty{})
 	if err != nil || len(nodes.GetValues()) != 1 {
 		t.Fatalf("ListNodes: %v, %v", nodes, err)
+	}
+	metricsURL := regexp.MustCompile(`metrics on (http://\S+/metrics)`).FindStringSubmatch(out.String())
+	if metricsURL == nil {
+		t.Fatalf("no metrics address in %q", out.String())
+	}
+	resp, err := http.Get(metricsURL[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if !strings.Contains(string(body), `trawler_urlfrontier_calls_total{code="Unauthenticated"`) {
+		t.Fatalf("metrics lack the refused call:\n%s", body)
 	}
 }

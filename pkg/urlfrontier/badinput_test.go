@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/trawler-crawl/trawler/internal/metricstest"
 	pb "github.com/trawler-crawl/trawler/pkg/urlfrontier/urlfrontierpb"
 )
 
@@ -55,6 +56,21 @@ func TestPutURLsBadItemsAreSkippedAndNamed(t *testing.T) {
 	n, err := e.c.CountURLs(e.ctx, &pb.CountUrlParams{})
 	if err != nil || n.GetValue() != 2 {
 		t.Fatalf("count %v, %v: want the 2 good URLs", n, err)
+	}
+	for _, m := range []struct {
+		name   string
+		labels []string // values, in label-name order
+		want   float64
+	}{
+		{"trawler_urlfrontier_refused_items_total", []string{"InvalidArgument"}, 6},
+		{"trawler_urlfrontier_refused_items_total", []string{"Unimplemented"}, 1},
+		{"trawler_urlfrontier_put_urls_total", []string{"ok"}, 2},
+		{"trawler_urlfrontier_put_urls_total", []string{"skipped"}, 7},
+		{"trawler_urlfrontier_calls_total", []string{"InvalidArgument", "/urlfrontier.URLFrontier/PutURLs"}, 1},
+	} {
+		if got := metricstest.Value(t, e.reg, m.name, m.labels...); got != m.want {
+			t.Errorf("%s%v = %v, want %v", m.name, m.labels, got, m.want)
+		}
 	}
 }
 

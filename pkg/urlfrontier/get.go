@@ -135,6 +135,7 @@ func (c *crawl) serve(ctx context.Context, stream pb.URLFrontier_GetURLsServer, 
 			if err := stream.Send(c.urlInfo(cl.Launch, cl.Host)); err != nil {
 				return served, err
 			}
+			c.s.m.serve(1)
 		}
 	}
 	return served, nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -38,6 +39,7 @@ type env struct {
 	c   pb.URLFrontierClient
 	ck  *clock
 	rdb *redis.Client
+	reg *prometheus.Registry
 	ctx context.Context // carries the token
 }
 
@@ -47,11 +49,14 @@ func newEnv(t *testing.T) *env {
 	ck := &clock{}
 	ck.ms.Store(time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC).UnixMilli())
 	p := profile.Default()
-	srv, err := New(rdb, Config{Frontier: "uf", Token: testToken, Node: "test-node", Now: ck.now, Policy: frontier.PolicyOf(p)})
+	reg := prometheus.NewRegistry()
+	srv, err := New(rdb, Config{Frontier: "uf", Token: testToken, Node: "test-node", Now: ck.now, Policy: frontier.PolicyOf(p), Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serveEnv(t, srv, rdb, ck)
+	e := serveEnv(t, srv, rdb, ck)
+	e.reg = reg
+	return e
 }
 
 func serveEnv(t *testing.T, srv *Server, rdb *redis.Client, ck *clock) *env {

@@ -106,12 +106,14 @@ func (s *Server) PutURLs(stream pb.URLFrontier_PutURLsServer) error {
 		case err != nil:
 			ack.Status = pb.AckMessage_SKIPPED
 			bad.add(pos, id, err)
+			s.m.refuse(err)
 		default:
 			ack.Status = st
 		}
 		if ack.ID == "" {
 			ack.ID = urlOf(item)
 		}
+		s.m.putStatus(strings.ToLower(ack.Status.String()), 1)
 		if err := stream.Send(ack); err != nil {
 			return err
 		}
@@ -250,6 +252,7 @@ func (s *Server) PutDiscovered(stream pb.URLFrontier_PutDiscoveredServer) error 
 			ack.Statuses[i] = pb.AckMessage_SKIPPED
 			if _, err := checkInfo(info); err != nil {
 				bad.add(pos+i, batch.GetID(), err)
+				s.m.refuse(err)
 				continue
 			}
 			id, _ := crawlID(info.GetCrawlID())
@@ -262,6 +265,9 @@ func (s *Server) PutDiscovered(stream pb.URLFrontier_PutDiscoveredServer) error 
 			s.discoverBatch(ctx, id, batch.GetItems(), byCrawl[id], ack.Statuses)
 		}
 		pos += len(batch.GetItems())
+		for _, st := range ack.Statuses {
+			s.m.putStatus(strings.ToLower(st.String()), 1)
+		}
 		if err := stream.Send(ack); err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawler-crawl/trawler/internal/metricstest"
 	pb "github.com/trawler-crawl/trawler/pkg/urlfrontier/urlfrontierpb"
 )
 
@@ -102,6 +103,9 @@ func TestLeaseHoldsAURLUntilItExpires(t *testing.T) {
 	e.ck.add(2 * time.Second)
 	if got := e.get(&pb.GetParams{DelayRequestable: 10}); !same(got, []string{u}) {
 		t.Fatalf("served %v after the lease expired, want %s", got, u)
+	}
+	if n := metricstest.Value(t, e.reg, "trawler_urlfrontier_served_urls_total"); n != 2 {
+		t.Fatalf("served_urls_total %v, want 2", n)
 	}
 }
 

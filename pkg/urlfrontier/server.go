@@ -27,6 +27,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -71,6 +72,9 @@ type Config struct {
 	Level  *slog.LevelVar
 	// Now replaces time.Now, for tests.
 	Now func() time.Time
+	// Registerer receives the service's metrics (trawler_urlfrontier_*);
+	// nil registers none.
+	Registerer prometheus.Registerer
 }
 
 // Server implements the URLFrontier service over Trawler's frontier. It
@@ -80,6 +84,7 @@ type Server struct {
 	rdb    redis.UniversalClient
 	cfg    Config
 	log    *slog.Logger
+	m      *metrics
 	active atomic.Bool
 
 	mu     sync.Mutex
@@ -105,7 +110,11 @@ func New(rdb redis.UniversalClient, cfg Config) (*Server, error) {
 	}
 	cfg.Options.Now = cfg.Now
 	cfg.Options.Logger = cfg.Logger
-	s := &Server{rdb: rdb, cfg: cfg, log: cfg.Logger, crawls: map[string]*frontier.Frontier{}}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{rdb: rdb, cfg: cfg, log: cfg.Logger, m: m, crawls: map[string]*frontier.Frontier{}}
 	s.active.Store(true)
 	return s, nil
 }
@@ -139,16 +148,17 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 // Register adds the service to g.
 func (s *Server) Register(g *grpc.Server) { pb.RegisterURLFrontierServer(g, s) }
 
-// ServerOptions are the interceptors that check the token.
+// ServerOptions are the interceptors that count calls (refused ones
+// too) and check the token.
 func (s *Server) ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		grpc.ChainUnaryInterceptor(s.m.unary, func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 			if err := s.authorize(ctx); err != nil {
 				return nil, err
 			}
 			return h(ctx, req)
 		}),
-		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		grpc.ChainStreamInterceptor(s.m.stream, func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 			if err := s.authorize(ss.Context()); err != nil {
 				return err
 			}
