@@ -43,14 +43,17 @@ type env struct {
 	ctx context.Context // carries the token
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { t.Helper(); return newEnvWith(t, frontier.Options{}) }
+
+// newEnvWith serves crawls opened with the given frontier options.
+func newEnvWith(t *testing.T, o frontier.Options) *env {
 	t.Helper()
 	rdb := embeddedtest.Redis(t)
 	ck := &clock{}
 	ck.ms.Store(time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC).UnixMilli())
 	p := profile.Default()
 	reg := prometheus.NewRegistry()
-	srv, err := New(rdb, Config{Frontier: "uf", Token: testToken, Node: "test-node", Now: ck.now, Policy: frontier.PolicyOf(p), Registerer: reg})
+	srv, err := New(rdb, Config{Frontier: "uf", Token: testToken, Node: "test-node", Now: ck.now, Policy: frontier.PolicyOf(p), Registerer: reg, Options: o})
 	if err != nil {
 		t.Fatal(err)
 	}
