@@ -289,7 +289,9 @@ func TestKnownURLsNeverServed(t *testing.T) {
 	e.mustPut(pb.AckMessage_OK,
 		known("https://a.example/queued", "", time.Time{}),
 		known("https://b.example/imported-done", "", time.Time{}),
-		known("https://c.example/imported-later", "", later))
+		known("https://c.example/imported-later", "", later),
+		known("https://d.example/cancelled", "", later),
+		known("https://d.example/cancelled", "", time.Time{}))
 	if got := e.get(&pb.GetParams{MaxUrlsPerQueue: 10}); !same(got, []string{"https://a.example/other"}) {
 		t.Fatalf("served %v: want only the URL nobody settled", got)
 	}
