@@ -22,15 +22,20 @@ const frontierUsage = `usage: trawler frontier rebuild [--kafka BROKERS] [--redi
        trawler frontier stats [--redis ADDR] [--crawl ..] [--stream ..] [--json]
        trawler frontier host HOST [--redis ADDR] [--crawl ..] [--stream ..] [--json]
        trawler frontier pause|resume [--host HOST] [--redis ADDR] [--crawl ..] [--stream ..]
+       trawler frontier serve [--listen ADDR] [--admin-token-file F | --insecure] [--frontier NAME] [--redis ADDR] [--profile P]
 rebuild restores an empty frontier from the Kafka journal (inscope minus crawled);
 stats shows queued and in-flight URIs and hosts by queue state; host shows one host;
-pause and resume stop and restart claims for the whole frontier or one host.`
+pause and resume stop and restart claims for the whole frontier or one host;
+serve answers the URLFrontier API v2 (gRPC) over the frontier (see frontier serve --help).`
 
 func runFrontier(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	verb, rest, err := sub(args, verbs()["frontier"]...)
 	if err != nil {
 		fmt.Fprintln(stderr, frontierUsage)
 		return err
+	}
+	if verb == "serve" {
+		return runFrontierServe(ctx, rest, stdout, stderr)
 	}
 	var host string
 	if verb == "host" && (len(rest) == 0 || !isHelp(rest[0])) {

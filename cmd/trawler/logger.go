@@ -13,7 +13,12 @@ import (
 // in seconds with the unit in the key (see secondsAttr); text logs keep
 // Go's readable form ("1.5s").
 func newLogger(format, level string, w io.Writer) (*slog.Logger, error) {
-	var lv slog.Level
+	return newLoggerVar(format, level, new(slog.LevelVar), w)
+}
+
+// newLoggerVar is newLogger with its level in lv, so that it can be
+// changed while the command runs (URLFrontier's SetLogLevel).
+func newLoggerVar(format, level string, lv *slog.LevelVar, w io.Writer) (*slog.Logger, error) {
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("log level %q: %w", level, err)
 	}

@@ -55,7 +55,7 @@ func commands() map[string]command {
 func verbs() map[string][]string {
 	return map[string][]string{
 		"cdx":      {"index", "load"},
-		"frontier": {"rebuild", "stats", "host", "pause", "resume"},
+		"frontier": {"rebuild", "stats", "host", "pause", "resume", "serve"},
 		"launcher": {"run", "serve", "bulk", "export"},
 		"profile":  {"check"},
 		"topics":   {"apply"},
