@@ -45,6 +45,10 @@ type Response struct {
 	PayloadDigest string
 	// Annotations holds lenTrunc or timeTrunc when the body was cut short.
 	Annotations []string
+	// Protocols are the WARC-Protocol values of the exchange: the HTTP
+	// version ("h2", "http/1.1", "http/1.0"), then the TLS version
+	// ("tls/1.3") for https.
+	Protocols []string
 }
 
 // Close releases the spooled bytes.
