@@ -116,6 +116,11 @@ func (x *h2Exchange) run(ctx context.Context) (*Response, error) {
 // step reads and handles one frame.
 func (x *h2Exchange) step(ctx context.Context) error {
 	frame, err := x.fr.ReadFrame()
+	if mh, ok := frame.(*http2.MetaHeadersFrame); ok && mh.Truncated {
+		// The Framer gives up on a header block far over the limit with
+		// a bare PROTOCOL_ERROR; the frame says why.
+		return errHeaderLimit
+	}
 	if err != nil {
 		return err
 	}
