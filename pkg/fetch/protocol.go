@@ -37,8 +37,6 @@ func tlsProtocol(v uint16) string {
 	switch v {
 	case 0:
 		return ""
-	case tls.VersionSSL30: //nolint:staticcheck // named to record old servers, never offered
-		return "ssl/3.0"
 	case tls.VersionTLS10:
 		return "tls/1.0"
 	case tls.VersionTLS11:
