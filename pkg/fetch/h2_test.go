@@ -3,6 +3,7 @@ package fetch
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"context"
 	"fmt"
 	"io"
@@ -236,5 +237,47 @@ func TestBuildH2Request(t *testing.T) {
 	}
 	if _, err := buildH2Request(reqSpec{method: "GET", requestTarget: "/", userAgent: "bad\r\nua"}, "https"); err == nil {
 		t.Fatal("bad User-Agent accepted")
+	}
+}
+
+// Through a CONNECT or SOCKS5 tunnel the TLS session is end to end, so
+// HTTP/2 is negotiated with the site as on a direct connection.
+func TestH2ThroughProxyTunnels(t *testing.T) {
+	site := tlsSite(t, true)
+	backend := strings.TrimPrefix(strings.Replace(site, "site.test", "127.0.0.1", 1), "https://")
+	_, port, _ := net.SplitHostPort(backend)
+	for _, kind := range []string{"http", "socks5"} {
+		t.Run(kind, func(t *testing.T) {
+			log := &proxyLog{}
+			var px *rawServer
+			if kind == "http" {
+				px = httpProxy(t, backend, false, log)
+			} else {
+				px = socksServer(t, backend, "", "", false, log)
+			}
+			cfg := Config{Proxy: kind + "://127.0.0.1:" + px.port(), SpoolDir: t.TempDir(), UserAgent: "trawler-test", HTTP2: true}
+			f := New(cfg, publicResolver)
+			t.Cleanup(func() { _ = f.Close() })
+			r, err := f.Fetch(context.Background(), Request{URL: "https://site.test:" + port + "/page"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = r.Close() })
+			if !slices.Equal(r.Protocols, []string{"h2", "tls/1.3"}) || r.StatusCode != 200 || len(log.all()) != 1 {
+				t.Fatalf("protocols %v status %d proxy log %v", r.Protocols, r.StatusCode, log.all())
+			}
+		})
+	}
+}
+
+// The address guard judges an h2 site as any other: loopback is refused
+// unless allowed.
+func TestH2GuardStillRefuses(t *testing.T) {
+	site := tlsSite(t, true)
+	f := newFetcher(t, Config{HTTP2: true})
+	_, err := f.Fetch(context.Background(), Request{URL: site + "/page"})
+	fe := fetchErr(t, err, StatusConnectFailed, false)
+	if !errors.Is(fe, ErrAddressRefused) {
+		t.Fatalf("error %v does not wrap ErrAddressRefused", fe)
 	}
 }
