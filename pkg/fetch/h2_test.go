@@ -3,8 +3,8 @@ package fetch
 import (
 	"bytes"
 	"compress/gzip"
-	"errors"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
