@@ -9,6 +9,11 @@
 // loopback, private, link-local and metadata addresses unless told
 // otherwise. Failures are *Error values carrying Heritrix status codes.
 //
+// With Config.HTTP2 it offers HTTP/2 by ALPN on https and speaks it when
+// the server agrees (h2.go), recording the exchange in HTTP/1.1 text form
+// as Heritrix's FetchHTTP2 does; Response.Protocols names what was spoken
+// (WARC-Protocol).
+//
 // Beyond plain GETs it sends HEAD and POST (form logins), takes and keeps
 // cookies through a caller's CookieJar, answers one HTTP Basic or Digest
 // challenge per fetch from Config.Credentials, and can go through an HTTP
