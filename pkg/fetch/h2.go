@@ -222,11 +222,22 @@ func (x *h2Exchange) sendBody(ctx context.Context) error {
 // the connection within the read timeout.
 func (x *h2Exchange) send(write func() error) error {
 	_ = x.conn.SetWriteDeadline(earliest(time.Now().Add(x.p.limits.ReadTimeout), x.p.deadline))
-	if err := write(); err != nil {
-		return err
+	err := write()
+	if err == nil {
+		err = x.bw.Flush()
 	}
-	return x.bw.Flush()
+	if err != nil {
+		return &h2SendErr{err}
+	}
+	return nil
 }
+
+// h2SendErr marks a failed write, so that a connection the server closed
+// while we answered its SETTINGS or PING is not taken for bad framing.
+type h2SendErr struct{ err error }
+
+func (e *h2SendErr) Error() string { return "write: " + e.err.Error() }
+func (e *h2SendErr) Unwrap() error { return e.err }
 
 // handle acts on one frame from the server.
 func (x *h2Exchange) handle(ctx context.Context, frame http2.Frame) error {
@@ -271,6 +282,9 @@ func (x *h2Exchange) onSettings(f *http2.SettingsFrame) error {
 		return nil
 	}
 	err := f.ForeachSetting(func(s http2.Setting) error {
+		if err := s.Valid(); err != nil {
+			return err // a frame size or window out of range (RFC 9113 section 6.5.2)
+		}
 		switch s.ID {
 		case http2.SettingMaxFrameSize:
 			x.peerFrame = s.Val

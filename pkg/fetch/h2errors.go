@@ -13,9 +13,11 @@ import (
 //
 //	failure                                              status  retriable
 //	request could not be written                            -3    yes
+//	a later frame (SETTINGS or PING ack) could not be sent   -3    yes
 //	closed without sending a single byte                  -404    no
 //	not HTTP/2 before the response headers (bad frames,
-//	  no SETTINGS first, DATA first, bad :status, push)     -3    no
+//	  no SETTINGS first, a bad setting, DATA first, bad
+//	  :status, push)                                        -3    no
 //	header block over 1 MiB or over maxLengthBytes          -3    no
 //	RST_STREAM, or GOAWAY before our stream was taken       -3    yes
 //	connection reset, closed or bad frames in the body      -3    yes
@@ -57,6 +59,8 @@ func (x *h2Exchange) classify(err error) error {
 		return wrap(StatusTimeout, true, "timeout reading")
 	case !x.wrote:
 		return wrap(StatusConnectionBroken, true, "writing request to")
+	case errors.As(err, new(*h2SendErr)):
+		return wrap(StatusConnectionBroken, true, "connection broken writing HTTP/2 frames to")
 	case x.rec.n == 0 && errors.Is(x.rec.err, io.EOF):
 		return wrap(StatusEmptyResponse, false, "empty response from")
 	case x.head == nil && x.rec.err == nil:
