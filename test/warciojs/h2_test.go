@@ -1,7 +1,6 @@
 package warciojs
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -19,8 +18,11 @@ import (
 
 	"github.com/nlnwa/gowarc"
 
+	"github.com/trawler-crawl/trawler/pkg/cdx"
+	"github.com/trawler-crawl/trawler/pkg/cdxindex"
 	"github.com/trawler-crawl/trawler/pkg/fetch"
 	"github.com/trawler-crawl/trawler/pkg/replay"
+	"github.com/trawler-crawl/trawler/pkg/warcindex"
 	"github.com/trawler-crawl/trawler/pkg/warcwriter"
 )
 
@@ -77,7 +79,8 @@ func startTLSSite(t *testing.T, host string, h2 bool) string {
 type capturedSite struct {
 	file    string
 	digests map[string]string // URL -> payload digest
-	locs    map[string]warcwriter.Location
+	status  map[string]int    // URL -> HTTP status
+	times   map[string]string // URL -> 14-digit capture time
 }
 
 // captureBoth fetches the pages from an h2 site and an h1-only site with
@@ -93,7 +96,7 @@ func captureBoth(t *testing.T, h2Site, h1Site string) capturedSite {
 	if err != nil {
 		t.Fatal(err)
 	}
-	site := capturedSite{digests: map[string]string{}, locs: map[string]warcwriter.Location{}}
+	site := capturedSite{digests: map[string]string{}, status: map[string]int{}, times: map[string]string{}}
 	for _, base := range []string{h2Site, h1Site} {
 		for _, p := range h2Pages {
 			u := base + p
@@ -101,7 +104,7 @@ func captureBoth(t *testing.T, h2Site, h1Site string) capturedSite {
 			if err != nil {
 				t.Fatalf("fetch %s: %v", u, err)
 			}
-			loc, err := wr.WriteCapture(context.Background(), warcwriter.Capture{
+			_, err = wr.WriteCapture(context.Background(), warcwriter.Capture{
 				URL: u, Date: resp.Start, IP: resp.IP.String(), Request: resp.RequestBytes,
 				Response: resp.Raw.NewReader(), ResponseLength: resp.Raw.Size(),
 				PayloadDigest: resp.PayloadDigest, Protocols: resp.Protocols,
@@ -110,7 +113,7 @@ func captureBoth(t *testing.T, h2Site, h1Site string) capturedSite {
 			if err != nil {
 				t.Fatalf("write %s: %v", u, err)
 			}
-			site.digests[u], site.locs[u] = resp.PayloadDigest, loc
+			site.digests[u], site.status[u], site.times[u] = resp.PayloadDigest, resp.StatusCode, resp.Start.UTC().Format("20060102150405")
 		}
 	}
 	if err := wr.Close(); err != nil {
@@ -125,7 +128,7 @@ func captureBoth(t *testing.T, h2Site, h1Site string) capturedSite {
 }
 
 // The acceptance test of issue 38, point 1: an HTTP/2 capture of a Go
-// https server with h2 on is read by gowarc, by Trawler's replay loader,
+// https server with h2 on is read by gowarc, by Trawler's replay (pywb's rules),
 // by `trawler cdx index` and by warcio.js; its request and response
 // records carry WARC-Protocol h2 and tls/1.3 in HTTP/1.1 text form; and
 // the same site over HTTP/1.1 gives the same payload digests.
@@ -231,25 +234,46 @@ func checkGowarcPayload(t *testing.T, rb gowarc.HttpResponseBlock, want, uri str
 	}
 }
 
-// checkReplay loads each h2 response as the replay proxy does and finds
-// the status and the payload as served.
+// checkReplay indexes the file as `trawler cdx index` does and replays
+// each h2 capture at its time with pkg/replay (pywb's rules): the status
+// and the payload come back as captured.
 func checkReplay(t *testing.T, site capturedSite, h2Site string) {
 	t.Helper()
-	dirs := replay.NewDirs(filepath.Dir(site.file))
+	ix, err := cdxindex.Open(t.TempDir(), cdxindex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ix.Close() })
+	var lines []cdx.Line
+	if _, err := warcindex.IndexFile(context.Background(), site.file, func(l cdx.Line) error {
+		lines = append(lines, l)
+		return nil
+	}, func(e *warcindex.RecordError) { t.Errorf("index: %v", e) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Put(context.Background(), "h2", lines); err != nil {
+		t.Fatal(err)
+	}
+	r, err := replay.New(replay.Options{Index: replay.NewCDXIndex(ix, "h2"), Records: replay.NewDirs(filepath.Dir(site.file))})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range h2Pages {
-		loc := site.locs[h2Site+p]
-		rec, err := dirs.Open(context.Background(), loc.Filename, loc.Offset, loc.Length)
+		u := h2Site + p
+		resp, err := r.Resolve(context.Background(), u, site.times[u])
 		if err != nil {
-			t.Fatalf("replay open %s: %v", p, err)
+			t.Fatalf("replay %s: %v", u, err)
 		}
-		body, err := io.ReadAll(bufio.NewReader(rec.Body))
-		_ = rec.Close()
-		if err != nil || rec.HTTP == nil {
-			t.Fatalf("replay %s: %v (HTTP header %v)", p, err, rec.HTTP)
+		body, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
 		}
 		sum := sha1.Sum(body)
-		if got := "sha1:" + base32.StdEncoding.EncodeToString(sum[:]); got != site.digests[h2Site+p] {
-			t.Errorf("replay %s: status %s, payload digest %s, want %s", p, rec.HTTP.StatusCode(), got, site.digests[h2Site+p])
+		got := "sha1:" + base32.StdEncoding.EncodeToString(sum[:])
+		if got != site.digests[u] || resp.Payload.TargetURI != u || resp.StatusCode != site.status[u] {
+			t.Errorf("replay %s: status %d from %s, payload digest %s; captured %d, %s", u, resp.StatusCode, resp.Payload.TargetURI,
+				got, site.status[u], site.digests[u])
 		}
 	}
 }
