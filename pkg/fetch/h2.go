@@ -415,7 +415,7 @@ func (x *h2Exchange) response() (*Response, error) {
 		URL: x.p.req.URL, IP: x.conn.ip, Start: x.start, Duration: time.Since(x.start),
 		RequestBytes: x.req.text, Raw: x.raw, Payload: payload, PayloadDigest: digestString(x.ph),
 		StatusCode: x.head.status, Header: h, MIME: MediaType(h.Get("Content-Type")),
-		Annotations: x.annots, Protocols: protocols(x.conn.Conn, ProtocolH2),
+		Annotations: append(x.annots, AnnotationH2), Protocols: protocols(x.conn.Conn, ProtocolH2),
 	}, nil
 }
 

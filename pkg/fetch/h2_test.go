@@ -68,6 +68,10 @@ func TestH2SameDigestsAsH1(t *testing.T) {
 			if !slices.Equal(r2.Protocols, []string{"h2", "tls/1.3"}) || !slices.Equal(r1.Protocols, []string{"http/1.0", "tls/1.3"}) {
 				t.Fatalf("protocols h2 site %v, h1 site %v", r2.Protocols, r1.Protocols)
 			}
+			// Heritrix's FetchHTTP2 annotates an h2 fetch in the crawl.log.
+			if !slices.Equal(r2.Annotations, []string{AnnotationH2}) || len(r1.Annotations) != 0 {
+				t.Fatalf("annotations h2 site %v, h1 site %v", r2.Annotations, r1.Annotations)
+			}
 			if r2.PayloadDigest != r1.PayloadDigest || r2.StatusCode != r1.StatusCode || r2.MIME != r1.MIME {
 				t.Fatalf("h2 %d %s %s, h1 %d %s %s", r2.StatusCode, r2.MIME, r2.PayloadDigest, r1.StatusCode, r1.MIME, r1.PayloadDigest)
 			}

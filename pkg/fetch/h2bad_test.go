@@ -245,7 +245,7 @@ func TestH2TruncationsKept(t *testing.T) {
 		f := newFetcher(t, Config{AllowPrivate: true, HTTP2: true, MaxLengthBytes: 250})
 		r := fetchOK(t, f, "https://site.test:"+srv.port()+"/", nil)
 		head := "HTTP/1.1 200 OK\r\n\r\n"
-		if r.Raw.Size() != 250 || r.Payload.Size() != int64(250-len(head)) || strings.Join(r.Annotations, ",") != AnnotationLenTrunc {
+		if r.Raw.Size() != 250 || r.Payload.Size() != int64(250-len(head)) || strings.Join(r.Annotations, ",") != AnnotationLenTrunc+",h2" {
 			t.Fatalf("raw %d payload %d annotations %v", r.Raw.Size(), r.Payload.Size(), r.Annotations)
 		}
 	})
@@ -257,7 +257,7 @@ func TestH2TruncationsKept(t *testing.T) {
 		})
 		f := newFetcher(t, Config{AllowPrivate: true, HTTP2: true, TotalTimeout: 500 * time.Millisecond})
 		r := fetchOK(t, f, "https://site.test:"+srv.port()+"/", nil)
-		if string(readAll(t, r.Payload)) != "started" || strings.Join(r.Annotations, ",") != AnnotationTimeTrunc {
+		if string(readAll(t, r.Payload)) != "started" || strings.Join(r.Annotations, ",") != AnnotationTimeTrunc+",h2" {
 			t.Fatalf("payload %q annotations %v", readAll(t, r.Payload), r.Annotations)
 		}
 	})

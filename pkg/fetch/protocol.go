@@ -15,6 +15,10 @@ const (
 	ProtocolH2     = "h2"
 )
 
+// AnnotationH2 marks a fetch made over HTTP/2 in the crawl.log, as
+// Heritrix's FetchHTTP2 annotates it.
+const AnnotationH2 = "h2"
+
 // alpnH2 is the ALPN identifier of HTTP/2 over TLS (RFC 9113 section 3.2).
 const alpnH2 = "h2"
 

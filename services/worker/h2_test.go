@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -44,10 +45,14 @@ func TestH2CrawlWritesWARCProtocol(t *testing.T) {
 			p.Fetch.HTTP2 = tc.http2
 			dir := t.TempDir()
 			events := e.crawl(t, crawlRun{p: p, resolver: newFCHosts("site.test"), seeds: []string{seed}, minURIs: 2, dir: dir})
+			checkRecoveredH2(t, dir, tc.http2)
 			for _, u := range []string{seed, seed + "b"} {
 				ev := fcOne(t, events, u)
 				if ev.StatusCode != 200 {
 					t.Fatalf("%s: status %d", u, ev.StatusCode)
+				}
+				if fcHasNote(ev, "h2") != tc.http2 {
+					t.Errorf("%s: annotations %q, h2 expected %v", u, ev.Annotations, tc.http2)
 				}
 				h, typ, _ := fcRecord(t, dir, ev)
 				if got := h.GetAll("WARC-Protocol"); typ != gowarc.Response || !slices.Equal(got, tc.want) {
@@ -55,5 +60,32 @@ func TestH2CrawlWritesWARCProtocol(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkRecoveredH2 reads the crawl's WARCs as the crawl.log recovery
+// does: a capture made over HTTP/2 gets its h2 annotation back from
+// WARC-Protocol.
+func checkRecoveredH2(t *testing.T, dir string, h2 bool) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "warcs", "fc-npld", "*.warc.gz"))
+	n := 0
+	for _, f := range files {
+		caps, err := readCaptures(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range caps {
+			if !c.http {
+				continue
+			}
+			n++
+			if slices.Contains(c.notes, "h2") != h2 {
+				t.Errorf("recovered capture %s: notes %q, h2 expected %v", c.url, c.notes, h2)
+			}
+		}
+	}
+	if n < 3 { // robots.txt, the seed and /b
+		t.Errorf("recovery read %d HTTP captures from %v", n, files)
 	}
 }
