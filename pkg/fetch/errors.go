@@ -31,6 +31,8 @@ import (
 //	malformed HTTP, headers over 1 MiB or maxLengthBytes    -3    no
 //	closed without sending a single byte                  -404    no
 //
+// HTTP/2 failures map onto the same rows; h2errors.go lists them.
+//
 // Not failures: a body cut by maxLengthBytes or by the total timeout after
 // the headers is a Response annotated lenTrunc or timeTrunc; cancelling
 // ctx returns a plain error wrapping ctx's cause (the URI goes back to the

@@ -9,6 +9,11 @@
 // loopback, private, link-local and metadata addresses unless told
 // otherwise. Failures are *Error values carrying Heritrix status codes.
 //
+// With Config.HTTP2 it offers HTTP/2 by ALPN on https and speaks it when
+// the server agrees (h2.go), recording the exchange in HTTP/1.1 text form
+// as Heritrix's FetchHTTP2 does; Response.Protocols names what was spoken
+// (WARC-Protocol).
+//
 // Beyond plain GETs it sends HEAD and POST (form logins), takes and keeps
 // cookies through a caller's CookieJar, answers one HTTP Basic or Digest
 // challenge per fetch from Config.Credentials, and can go through an HTTP
@@ -76,6 +81,11 @@ type Config struct {
 	// "socks5://[user:pass@]host:port". "" means direct connections. The
 	// proxy's own address is not subject to the address guard.
 	Proxy string `yaml:"proxy"`
+	// HTTP2 offers HTTP/2 by ALPN on https connections and speaks it when
+	// the server agrees (h2.go): one request per connection, recorded in
+	// HTTP/1.1 text form as Heritrix's FetchHTTP2 does. Off, every fetch
+	// is HTTP/1.x. The flag's default is on.
+	HTTP2 bool `yaml:"http2"`
 }
 
 // Defaults for Config fields left zero.
@@ -109,6 +119,7 @@ func (c *Config) RegisterFlags(prefix string, fs *flag.FlagSet) {
 	fs.BoolVar(&c.KeepAlive, prefix+"keep-alive", false, "use HTTP/1.1 keep-alive instead of HTTP/1.0 with Connection: close")
 	fs.DurationVar(&c.IdleTimeout, prefix+"idle-timeout", DefaultIdleTimeout, "how long idle keep-alive connections are kept")
 	fs.StringVar(&c.Proxy, prefix+"proxy", "", "fetch through this proxy: http://host:port or socks5://[user:pass@]host:port")
+	fs.BoolVar(&c.HTTP2, prefix+"http2", true, "offer HTTP/2 by ALPN on https and use it when the server agrees")
 }
 
 // Validate reports settings that cannot work.
@@ -253,6 +264,9 @@ func New(cfg Config, r Resolver) *Fetcher {
 			Renegotiation:      tls.RenegotiateOnceAsClient,
 		},
 	}
+	if cfg.HTTP2 {
+		f.tls.NextProtos = []string{alpnH2, "http/1.1"}
+	}
 	f.proxy, f.proxyErr = parseProxy(cfg.Proxy)
 	return f
 }
@@ -319,7 +333,8 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 // roundTrip sends one request (with authz as Authorization when set) and
 // records the response, redialing once if a pooled connection was stale.
 func (f *Fetcher) roundTrip(ctx, dctx context.Context, p fetchPlan, authz string, start time.Time) (*Response, error) {
-	reqBytes, err := f.requestBytes(ctx, p, authz)
+	spec := f.requestSpec(ctx, p, authz)
+	reqBytes, err := buildRequest(spec)
 	if err != nil {
 		return nil, &Error{Status: StatusIllegalURI, Err: fmt.Errorf("request %s: %w", p.req.URL, err)}
 	}
@@ -332,6 +347,10 @@ func (f *Fetcher) roundTrip(ctx, dctx context.Context, p fetchPlan, authz string
 		if err != nil {
 			return nil, f.finalErr(ctx, p.req.URL, err)
 		}
+		if negotiatedH2(c.Conn) {
+			resp, err := f.roundTripH2(ctx, c, p, spec, start)
+			return resp, f.finalErr(ctx, p.req.URL, err)
+		}
 		x := &exchange{f: f, conn: c, target: p.target, url: p.req.URL, method: p.method, jar: p.req.Jar,
 			reqBytes: reqBytes, start: start, deadline: p.deadline, limits: p.limits}
 		resp, err := x.run(ctx)
@@ -341,22 +360,26 @@ func (f *Fetcher) roundTrip(ctx, dctx context.Context, p fetchPlan, authz string
 		if err != nil {
 			return nil, f.finalErr(ctx, p.req.URL, err)
 		}
+		resp.Protocols = protocols(c.Conn, f.h1Protocol())
 		return resp, nil
 	}
 }
 
-// requestBytes renders the request, taking cookies from the jar.
-func (f *Fetcher) requestBytes(ctx context.Context, p fetchPlan, authz string) ([]byte, error) {
-	return buildRequest(reqSpec{
+// requestSpec is what goes into the request, cookies taken from the jar.
+func (f *Fetcher) requestSpec(ctx context.Context, p fetchPlan, authz string) reqSpec {
+	return reqSpec{
 		method: p.method, requestTarget: f.requestTarget(p.target), hostHeader: p.target.hostHeader,
 		userAgent: f.cfg.UserAgent, keepAlive: f.cfg.KeepAlive, header: p.req.Header,
 		dropCookie: p.req.Jar != nil, cookie: jarCookies(ctx, p.req.Jar, p.target.u),
 		authorization: authz, referer: p.req.Referer, compression: p.req.AcceptCompression, body: p.req.Body,
-	})
+	}
 }
 
 // finalErr turns cancellation into a plain wrapped context error.
 func (f *Fetcher) finalErr(ctx context.Context, rawURL string, err error) error {
+	if err == nil {
+		return nil
+	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("fetch %s: %w", rawURL, context.Cause(ctx))
 	}

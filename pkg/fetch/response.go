@@ -43,8 +43,13 @@ type Response struct {
 	// the WARC writer digests the block as it buffers it, so a digest
 	// taken while reading would be a second pass over the same bytes.
 	PayloadDigest string
-	// Annotations holds lenTrunc or timeTrunc when the body was cut short.
+	// Annotations holds lenTrunc or timeTrunc when the body was cut short,
+	// and h2 (AnnotationH2) after them for an HTTP/2 exchange.
 	Annotations []string
+	// Protocols are the WARC-Protocol values of the exchange: the HTTP
+	// version ("h2", "http/1.1", "http/1.0"), then the TLS version
+	// ("tls/1.3") for https.
+	Protocols []string
 }
 
 // Close releases the spooled bytes.

@@ -121,6 +121,11 @@ type Fetch struct {
 	// ChallengeMarkers are more body markers of challenge pages, matched
 	// on 403, 429 and 503 answers.
 	ChallengeMarkers []string `yaml:"challengeMarkers"`
+	// HTTP2 offers HTTP/2 by ALPN on https and speaks it where the server
+	// agrees (default true), as Heritrix's FetchHTTP2 does; the WARC
+	// records keep the exchange in HTTP/1.1 text form with WARC-Protocol
+	// h2. Off, every fetch is HTTP/1.x. Plain http is always HTTP/1.x.
+	HTTP2 bool `yaml:"http2"`
 }
 
 // WARC file settings.
@@ -148,6 +153,7 @@ func Default() Profile {
 			ConnectTimeoutSeconds: 20, ReadTimeoutSeconds: 60, TotalTimeoutSeconds: 1200,
 			MaxLengthBytes: 0, SpoolThresholdBytes: 1 << 20,
 			SendIfModifiedSince: true, SendIfNoneMatch: true, SendReferer: true, DetectChallenges: true,
+			HTTP2: true,
 		},
 		Frontier:    defaultFrontier(),
 		Quotas:      defaultQuotas(),

@@ -41,6 +41,12 @@ type Capture struct {
 	// Revisit, when not nil, writes an identical-payload-digest revisit
 	// (block: the response header only) instead of the response.
 	Revisit *Revisit
+	// Protocols are written as WARC-Protocol fields, one per value in
+	// order, on the request and response (or revisit) records: the HTTP
+	// version ("h2", "http/1.1") then the TLS version ("tls/1.3"), as the
+	// WARC-Protocol proposal (iipc/warc-specifications issue 42) has them.
+	// Empty writes none.
+	Protocols []string
 }
 
 // Metadata is the content of a capture's metadata record.
@@ -117,6 +123,11 @@ func validateCapture(c *Capture) error {
 	for _, ch := range checks {
 		if ch.bad {
 			return inputErr(c.URL, ch.field, "%s", ch.err)
+		}
+	}
+	for i, p := range c.Protocols {
+		if p == "" || strings.ContainsFunc(p, isSpaceOrControl) || strings.Contains(p, ",") {
+			return inputErr(c.URL, fmt.Sprintf("Protocols[%d]", i), "%q is not one protocol name", p)
 		}
 	}
 	if c.Revisit != nil {

@@ -205,11 +205,37 @@ func (b builder) request(c *Capture) (gowarc.WarcRecord, error) {
 	if err != nil {
 		return nil, err
 	}
+	addProtocols(rb, c.Protocols)
 	rec, err := buildHeld(rb, bytes.NewReader(c.Request), int64(len(c.Request)), "its length")
 	if err != nil {
 		return nil, fmt.Errorf("request record: %w", err)
 	}
+	spellProtocols(rec)
 	return rec, nil
+}
+
+// warcProtocol is the field of the WARC-Protocol proposal.
+const warcProtocol = "WARC-Protocol"
+
+// addProtocols adds one WARC-Protocol field per value, as Heritrix,
+// StormCrawler and warcio.js write and read them.
+func addProtocols(rb gowarc.WarcRecordBuilder, protocols []string) {
+	for _, p := range protocols {
+		rb.AddWarcHeader(warcProtocol, p)
+	}
+}
+
+// spellProtocols restores the spelling "WARC-Protocol" in a built record:
+// gowarc writes names it does not know in canonical MIME form
+// ("Warc-Protocol"), and its builder renames them again while it validates,
+// so this runs after Build. Field names are case-insensitive (WARC 1.1
+// section 4), but every other writer spells this one so.
+func spellProtocols(rec gowarc.WarcRecord) {
+	for _, nv := range *rec.WarcHeader() {
+		if strings.EqualFold(nv.Name, warcProtocol) {
+			nv.Name = warcProtocol
+		}
+	}
 }
 
 // response builds the response record of c. WARC-Payload-Digest is the
@@ -240,6 +266,7 @@ func (b builder) response(c *Capture, parse bool) (gowarc.WarcRecord, error) {
 	if c.BlockDigest != "" {
 		rb.AddWarcHeader(gowarc.WarcBlockDigest, c.BlockDigest)
 	}
+	addProtocols(rb, c.Protocols)
 	// gowarc no longer parses the block, so check it is an HTTP response
 	// here (the fetcher only keeps ones that are).
 	var head [len("HTTP/")]byte
@@ -283,6 +310,7 @@ func (b builder) response(c *Capture, parse bool) (gowarc.WarcRecord, error) {
 		return nil, fmt.Errorf("response record: %w", err)
 	}
 	rec.WarcHeader().Set(gowarc.WarcPayloadDigest, c.PayloadDigest)
+	spellProtocols(rec)
 	return rec, nil
 }
 
@@ -294,6 +322,7 @@ func (b builder) heldResponse(c *Capture, rb gowarc.WarcRecordBuilder, rs io.Rea
 		return nil, fmt.Errorf("%s: Response: %w", c.URL, err)
 	}
 	rec.WarcHeader().Set(gowarc.WarcPayloadDigest, c.PayloadDigest)
+	spellProtocols(rec)
 	return rec, nil
 }
 

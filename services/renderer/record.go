@@ -81,7 +81,7 @@ func (r *Renderer) capture(ctx context.Context, s *session, u string, h hop, req
 	}
 	capt := warcwriter.Capture{
 		URL: u, Date: resp.Start, Request: resp.RequestBytes, Response: resp.Raw.NewReader(),
-		ResponseLength: resp.Raw.Size(), PayloadDigest: resp.PayloadDigest,
+		ResponseLength: resp.Raw.Size(), PayloadDigest: resp.PayloadDigest, Protocols: resp.Protocols,
 		Metadata: &warcwriter.Metadata{Via: h.via, HopsFromSeed: h.path, SourceTag: s.l.Source(),
 			FetchTimeMs: resp.Duration.Milliseconds()},
 	}

@@ -414,6 +414,11 @@ func checkWARCs(t *testing.T, dir, shot string) {
 				}
 			case rec.Type() == gowarc.Response && strings.HasSuffix(target, "/api/data.json"):
 				sawFetch = bytes.Contains(block, []byte(`"next":"/from-fetch"`))
+				// The recording proxy speaks HTTP/1.1 (keep-alive) to the
+				// plain-http test site and says so.
+				if got := rec.WarcHeader().GetAll("WARC-Protocol"); len(got) != 1 || got[0] != "http/1.1" {
+					t.Errorf("fetch() response record: WARC-Protocol %q, want [http/1.1]", got)
+				}
 			}
 			_ = rec.Close()
 		}

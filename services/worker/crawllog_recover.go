@@ -278,6 +278,9 @@ func captureOf(rec gowarc.WarcRecord) (recoveredCapture, error) {
 	case "time":
 		c.notes = append(c.notes, "timeTrunc")
 	}
+	if slices.Contains(h.GetAll("WARC-Protocol"), fetch.ProtocolH2) {
+		c.notes = append(c.notes, fetch.AnnotationH2)
+	}
 	return c, nil
 }
 

@@ -74,6 +74,7 @@ func newFetchParts(cfg Config, d Deps, p profile.Profile) (fetchParts, error) {
 		MaxIdlePerHost: max(fetch.DefaultMaxIdlePerHost, p.Frontier.ParallelQueues),
 		Proxy:          p.Fetch.Proxy,
 		Credentials:    creds,
+		HTTP2:          p.Fetch.HTTP2,
 	}
 	if err := fc.Validate(); err != nil {
 		return fp, fmt.Errorf("worker: %w", err)

@@ -107,7 +107,7 @@ func (w *Worker) capture(t *task, resp *fetch.Response, rv *warcwriter.Revisit, 
 	capt := warcwriter.Capture{
 		URL: t.l.URL, Date: resp.Start, IP: ip, Request: resp.RequestBytes,
 		Response: resp.Raw.NewReader(), ResponseLength: resp.Raw.Size(),
-		PayloadDigest: resp.PayloadDigest,
+		PayloadDigest: resp.PayloadDigest, Protocols: resp.Protocols,
 		Metadata: &warcwriter.Metadata{
 			Via: t.l.ParentURL, HopsFromSeed: t.l.HopPath(), SourceTag: t.l.Source(),
 			FetchTimeMs: resp.Duration.Milliseconds(), Outlinks: outlinks,

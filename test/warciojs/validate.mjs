@@ -115,6 +115,11 @@ async function checkRecord(record) {
     refersToURI: record.warcRefersToTargetURI || "",
     refersToDate: record.warcRefersToDate || "",
     concurrentTo: record.warcConcurrentTo,
+    // Every WARC-Protocol value, however many fields carry them
+    // (iipc/warc-specifications issue 42): warcio.js's parser joins
+    // repeated fields with ", ", and splits them again as it does for
+    // WARC-Concurrent-To.
+    protocols: (h.get("WARC-Protocol") || "").split(",").map((s) => s.trim()).filter((s) => s),
     problems: [],
   };
   if (!/^WARC\/1\.[01]$/.test(out.version)) {
@@ -145,6 +150,7 @@ async function checkRecord(record) {
     } else if (out.type === "request") {
       out.httpMethod = http.method || "";
     } else {
+      out.httpProto = http.protocol || "";
       out.httpStatus = Number(http.statusCode) || 0;
       if (!(out.httpStatus >= 100 && out.httpStatus <= 999)) {
         out.problems.push(`HTTP status line ${JSON.stringify(http.statusline)}`);

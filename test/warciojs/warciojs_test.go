@@ -132,6 +132,8 @@ type record struct {
 	RefersToURI   string   `json:"refersToURI"`
 	RefersToDate  string   `json:"refersToDate"`
 	ConcurrentTo  []string `json:"concurrentTo"`
+	Protocols     []string `json:"protocols"`
+	HTTPProto     string   `json:"httpProto"`
 	HTTPStatus    int      `json:"httpStatus"`
 	HTTPMethod    string   `json:"httpMethod"`
 	Problems      []string `json:"problems"`
