@@ -51,7 +51,19 @@ const (
 	// HugeBodyBytes with a Content-Length, generated while it streams (see
 	// HugeBodyReader for the bytes and the reason for their pattern).
 	PathHugeBody = "/huge-body"
+	// PathGrowingQuery is the first page of a query that grows for ever:
+	// the page at /grow?QUERY links /grow?QUERY&pN=N with N one more than
+	// its parameters, so every link is a new URL with a longer query.
+	PathGrowingQuery = "/grow?p1=1"
+	// PathChallenge always answers with a bot-challenge interstitial as
+	// Cloudflare serves one (403, Cf-Mitigated: challenge, "Just a
+	// moment..."), never with the page.
+	PathChallenge = "/challenged"
 )
+
+// The growing query and the challenge are reached by their URLs, not from
+// the index, so crawls of the synthetic web keep the shape their tests
+// count on; the trap and challenge tests seed them.
 
 // Sizes and rates of the hostile endpoints.
 const (
@@ -91,6 +103,8 @@ func (srv *Server) hostileHandler() http.Handler {
 	mux.HandleFunc("GET /loop/{half}", redirectLoop)
 	mux.HandleFunc("GET /calendar/", hostileCalendar)
 	mux.HandleFunc("GET "+PathHugeBody, srv.hugeBody)
+	mux.HandleFunc("GET /grow", growingQuery)
+	mux.HandleFunc("GET "+PathChallenge, challengeInterstitial)
 	return mux
 }
 

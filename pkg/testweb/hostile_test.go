@@ -386,3 +386,27 @@ func sampleHeap(t *testing.T) func() uint64 {
 	t.Cleanup(func() { finish() })
 	return finish
 }
+
+// The growing query links its own path with one parameter more; the
+// challenge is always the interstitial. Neither is linked from the index.
+func TestHostileGrowingQueryAndChallenge(t *testing.T) {
+	srv := startSite(t, Config{Seed: 1, Hosts: 1, PagesPerHost: 3, Hostile: true})
+	for _, tc := range []struct{ query, next string }{
+		{"p1=1", "/grow?p1=1&amp;p2=2"},
+		{"p1=1&p2=2", "/grow?p1=1&amp;p2=2&amp;p3=3"},
+		{"", "/grow?p1=1"},
+	} {
+		body, resp := getFull(t, srv, srv.HostileURL("/grow?"+tc.query))
+		if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`href="`+tc.next+`"`)) {
+			t.Errorf("/grow?%s: %d %q, want a link to %s", tc.query, resp.StatusCode, body, tc.next)
+		}
+	}
+	body, resp := getFull(t, srv, srv.HostileURL(PathChallenge))
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get("Cf-Mitigated") != "challenge" || !bytes.Contains(body, []byte("Just a moment")) {
+		t.Errorf("challenge: %d %v %q", resp.StatusCode, resp.Header, body)
+	}
+	index, _ := getFull(t, srv, srv.HostileURL("/"))
+	if bytes.Contains(index, []byte("/grow")) || bytes.Contains(index, []byte(PathChallenge)) {
+		t.Errorf("the index links the growing query or the challenge:\n%s", index)
+	}
+}

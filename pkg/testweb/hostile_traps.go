@@ -238,3 +238,27 @@ func (srv *Server) hugeBody(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 }
+
+// growingQuery serves /grow?QUERY: a page linking the same path with one
+// parameter more (pN=N), as a page appending to its own URL does.
+func growingQuery(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.RawQuery
+	next := "p1=1"
+	if q != "" {
+		n := strings.Count(q, "&") + 2
+		next = q + "&p" + strconv.Itoa(n) + "=" + strconv.Itoa(n)
+	}
+	body := "<!DOCTYPE html>\n<html><head><title>grow</title></head><body><p><a href=\"/grow?" +
+		html.EscapeString(next) + "\">more</a></p></body></html>\n"
+	writeBody(w, r, http.StatusOK, ctHTML, []byte(body), false)
+}
+
+// challengeInterstitial serves what Cloudflare sends a client it wants to
+// check instead of the page.
+func challengeInterstitial(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cf-Mitigated", "challenge")
+	w.Header().Set("Server", "cloudflare")
+	writeBody(w, r, http.StatusForbidden, ctHTML, []byte(`<!DOCTYPE html><html><head><title>Just a moment...</title></head><body>
+<script src="/cdn-cgi/challenge-platform/h/b/orchestrate/chl_page/v1"></script></body></html>
+`), false)
+}
