@@ -49,7 +49,9 @@
 //   - With Trap, one host links /calendar/2024/01; every month links the
 //     previous and next month (years 1000 to 9999) and the home page.
 //   - With Hostile, one page links http://hostile.test:PORT/, whose index
-//     links the Path* endpoints.
+//     links the Path* endpoints, except the ever-growing query
+//     (PathGrowingQuery) and the bot challenge (PathChallenge), which
+//     tests reach by their URLs so that crawls keep their shape.
 //
 // Requests whose Host header names another host get 421; methods other
 // than GET and HEAD get 405.
