@@ -99,7 +99,7 @@ func directAttr(b []byte, i int) (attrSpan, bool) {
 		return a, false
 	}
 	a.ve = a.vs + e
-	return a, bytes.IndexAny(b[a.vs:a.ve], "&\r\x00") < 0
+	return a, !bytes.ContainsAny(b[a.vs:a.ve], "&\r\x00")
 }
 
 func attrNameByte(c byte) bool {
