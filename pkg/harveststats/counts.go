@@ -11,6 +11,28 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/messages"
 )
 
+// applyLua is the Lua both count scripts share: apply(i, k) applies the
+// k "<op><field>", value pairs of ARGV from i to KEYS[2] and returns the
+// index after them.
+const applyLua = `
+local function apply(i, k)
+  for j = 1, k do
+    local f, v = ARGV[i], tonumber(ARGV[i + 1])
+    local op, name = string.sub(f, 1, 1), string.sub(f, 2)
+    if op == '+' then
+      redis.call('HINCRBY', KEYS[2], name, v)
+    else
+      local cur = tonumber(redis.call('HGET', KEYS[2], name))
+      if cur == nil or (op == '<' and v < cur) or (op == '>' and v > cur) then
+        redis.call('HSET', KEYS[2], name, v)
+      end
+    end
+    i = i + 2
+  end
+  return i
+end
+`
+
 // A launch whose events name it is counted as its events arrive, so that
 // its statistics are read in one HGETALL however many URIs it has (the
 // domain crawl is one launch of hundreds of millions), not recomputed from
@@ -24,26 +46,14 @@ import (
 // per event: the URL hash, the number of counts k, then k pairs of
 // "<op><field>" and value, op '+' (add), '<' (keep the least) or '>' (keep
 // the greatest).
-const countScript = `
+const countScript = applyLua + `
 local i, n = 1, #ARGV
 while i <= n do
   local fresh = redis.call('SADD', KEYS[1], ARGV[i]) == 1
   local k = tonumber(ARGV[i + 1])
   i = i + 2
   if fresh then
-    for j = 1, k do
-      local f, v = ARGV[i], tonumber(ARGV[i + 1])
-      local op, name = string.sub(f, 1, 1), string.sub(f, 2)
-      if op == '+' then
-        redis.call('HINCRBY', KEYS[2], name, v)
-      else
-        local cur = tonumber(redis.call('HGET', KEYS[2], name))
-        if cur == nil or (op == '<' and v < cur) or (op == '>' and v > cur) then
-          redis.call('HSET', KEYS[2], name, v)
-        end
-      end
-      i = i + 2
-    end
+    i = apply(i, k)
   else
     i = i + 2 * k
   end

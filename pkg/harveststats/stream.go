@@ -51,7 +51,7 @@ type Positioned struct {
 // KEYS[1] the launch's offsets hash, KEYS[2] its counts hash; ARGV is per
 // event: partition, offset, the number of counts k, then k pairs as in
 // countScript.
-const offsetScript = `
+const offsetScript = applyLua + `
 local last = {}
 local i, n = 1, #ARGV
 while i <= n do
@@ -62,19 +62,7 @@ while i <= n do
   end
   if off > last[p] then
     last[p] = off
-    for j = 1, k do
-      local f, v = ARGV[i], tonumber(ARGV[i + 1])
-      local op, name = string.sub(f, 1, 1), string.sub(f, 2)
-      if op == '+' then
-        redis.call('HINCRBY', KEYS[2], name, v)
-      else
-        local cur = tonumber(redis.call('HGET', KEYS[2], name))
-        if cur == nil or (op == '<' and v < cur) or (op == '>' and v > cur) then
-          redis.call('HSET', KEYS[2], name, v)
-        end
-      end
-      i = i + 2
-    end
+    i = apply(i, k)
   else
     i = i + 2 * k
   end

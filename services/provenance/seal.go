@@ -47,13 +47,9 @@ func (c Config) LaunchDir(l harveststats.Launch) string {
 // files are replaced whole, and the WARC keeps its first complete copy.
 func (s *Service) writeLaunch(ctx context.Context, p *pendingLaunch) error {
 	l := p.launch
-	st, err := s.store.Stats(ctx, l)
+	st, js, err := s.statsJSON(ctx, l)
 	if err != nil {
 		return err
-	}
-	js, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return fmt.Errorf("provenance: encode statistics of %s: %w", l, err)
 	}
 	launched, hasTime := launchTime(l)
 	at := launched
@@ -391,4 +387,18 @@ func (s *Service) waitCaughtUp(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// statsJSON reads a launch's statistics and encodes them as the
+// statistics record and files carry them.
+func (s *Service) statsJSON(ctx context.Context, l harveststats.Launch) (harveststats.LaunchStats, []byte, error) {
+	st, err := s.store.Stats(ctx, l)
+	if err != nil {
+		return st, nil, err
+	}
+	js, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return st, nil, fmt.Errorf("provenance: encode statistics of %s: %w", l, err)
+	}
+	return st, js, nil
 }

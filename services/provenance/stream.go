@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -409,13 +408,9 @@ func (s *Service) stageLog(ctx context.Context, l harveststats.Launch, b *stream
 // writeStreamLaunch is writeLaunch for a streaming launch: its statistics
 // from Redis, everything else from its spool and the logs.
 func (s *Service) writeStreamLaunch(ctx context.Context, l harveststats.Launch) error {
-	st, err := s.store.Stats(ctx, l)
+	st, js, err := s.statsJSON(ctx, l)
 	if err != nil {
 		return err
-	}
-	js, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return fmt.Errorf("provenance: encode statistics of %s: %w", l, err)
 	}
 	launched, hasTime := launchTime(l)
 	at := launched
