@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,25 +21,6 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
 	pb "github.com/trawler-crawl/trawler/pkg/urlfrontier/urlfrontierpb"
 )
-
-// lockedBuffer is a bytes.Buffer a running command writes while the test
-// reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // `trawler frontier serve` refuses to serve without a token except on
 // loopback, and serves a gRPC client that carries the token.
@@ -68,7 +47,7 @@ func TestFrontierServe(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb lockedBuffer
+	var out, errb syncWriter
 	done := make(chan error, 1)
 	go func() {
 		done <- runFrontier(ctx, []string{"serve", "--redis", redisAddr, "--listen", "127.0.0.1:0", "--admin-token-file", tokenFile,
