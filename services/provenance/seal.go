@@ -62,14 +62,8 @@ func (s *Service) writeLaunch(ctx context.Context, p *pendingLaunch) error {
 		return err
 	}
 	name := meta.Name(l.Source, at)
-	if fi, err := os.Stat(filepath.Join(meta.Dir, name)); err == nil {
-		// Written before: a crash came between the rename and the mark
-		// (statistics and reports were written before the file), or late
-		// events brought back a launch whose statistics had expired
-		// (pkg/harveststats/expire.go), whose own would replace the
-		// launch's. Either way the file stands.
-		return s.finish(ctx, l, js, metawarc.Result{ClosedFile: warcwriter.ClosedFile{Name: name,
-			Path: filepath.Join(meta.Dir, name), Size: fi.Size(), Closed: fi.ModTime()}, Existed: true}, st.State)
+	if res, ok := writtenBefore(meta.Dir, name); ok {
+		return s.finish(ctx, l, js, res, st.State)
 	}
 	if err := s.publishStats(ctx, l, st, js); err != nil {
 		return err
@@ -401,4 +395,19 @@ func (s *Service) statsJSON(ctx context.Context, l harveststats.Launch) (harvest
 		return st, nil, fmt.Errorf("provenance: encode statistics of %s: %w", l, err)
 	}
 	return st, js, nil
+}
+
+// writtenBefore reports a launch's metadata WARC already in dir: a crash
+// came between the rename and the mark (statistics and reports were
+// written before the file), or late events brought back a launch whose
+// statistics had expired (pkg/harveststats/expire.go), whose own would
+// replace the launch's. Either way the file stands.
+func writtenBefore(dir, name string) (metawarc.Result, bool) {
+	path := filepath.Join(dir, name)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return metawarc.Result{}, false
+	}
+	return metawarc.Result{ClosedFile: warcwriter.ClosedFile{Name: name, Path: path, Size: fi.Size(), Closed: fi.ModTime()},
+		Existed: true}, true
 }

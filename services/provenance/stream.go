@@ -18,7 +18,6 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/messages"
 	"github.com/trawler-crawl/trawler/pkg/metawarc"
 	"github.com/trawler-crawl/trawler/pkg/reports"
-	"github.com/trawler-crawl/trawler/pkg/warcwriter"
 )
 
 // A streaming launch's metadata WARC is built from its spool and the
@@ -426,9 +425,8 @@ func (s *Service) writeStreamLaunch(ctx context.Context, l harveststats.Launch) 
 		return err
 	}
 	name := meta.Name(l.Source, at)
-	if fi, err := os.Stat(filepath.Join(meta.Dir, name)); err == nil {
-		return s.finishStream(ctx, l, js, metawarc.Result{ClosedFile: warcwriter.ClosedFile{Name: name,
-			Path: filepath.Join(meta.Dir, name), Size: fi.Size(), Closed: fi.ModTime()}, Existed: true}, st.State)
+	if res, ok := writtenBefore(meta.Dir, name); ok {
+		return s.finishStream(ctx, l, js, res, st.State)
 	}
 	if err := s.publishStats(ctx, l, st, js); err != nil {
 		return err
