@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/trawler-crawl/trawler/pkg/redisconf"
 )
 
 // ErrStaleRedis is returned when a redis-server from an earlier run still
@@ -128,14 +130,9 @@ func spawnRedis(binary, dir, addr string, logger *slog.Logger) (*redisProc, erro
 		"--logfile", redisLogFile,
 		"--pidfile", redisPIDFile,
 		"--protected-mode", "yes",
-		// The frontier's per-host URI index is a hash read and written
-		// by field for every URI; as a listpack (up to 512 fields by
-		// default) each access is a linear scan, which was 17% of
-		// redis-server's CPU in a crawl of 450-URI hosts. At 128 a big
-		// host's index is a hash table: about 40 bytes more per URI for
-		// hosts of 129 to 512 URIs. docs/frontier.md, Memory.
-		"--hash-max-listpack-entries", "128",
 	)
+	// The frontier's listpack and list-compression settings.
+	cmd.Args = append(cmd.Args, redisconf.Args()...)
 	cmd.Dir = dir
 	out := &tailBuffer{max: 4096}
 	cmd.Stdout, cmd.Stderr = out, out

@@ -125,7 +125,7 @@ func (f *Frontier) prepare(c Candidate, ctxs *ctxMemo) (prepared, error) {
 		interval = *l.RecrawlInterval
 	}
 	p := prepared{
-		host: host, uk: hashID(key), payload: payload, ctxID: id, blob: blob, source: l.Source(),
+		host: host, uk: uriKey(key), payload: payload, ctxID: id, blob: blob, source: l.Source(),
 		level: Level(l, c.Policy.Frontier.PreferenceDepthHops), force: l.ForceFetch, reset: c.ResetQuotas,
 		interval: interval * 1000, launch: launchMillis(l), pq: max(1, c.Policy.Frontier.ParallelQueues),
 	}

@@ -3,6 +3,7 @@ package frontier
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"testing"
 	"time"
 
@@ -493,7 +494,9 @@ func TestBadInput(t *testing.T) {
 		ctx2 := context.Background()
 		rdb.LPush(ctx2, "{t}:q:h:2", "garbage")
 		rdb.RPush(ctx2, "{t}:q:z:2", "uk 1 2 0 ctx bad-payload")
-		rdb.HSet(ctx2, "{t}:u:z", "uk", "q21")
+		nb, _ := strconv.Atoi(rdb.HGet(ctx2, "{t}:meta", "ixb").Val())
+		rdb.HSet(ctx2, "{t}:x:"+strconv.Itoa(ixBucket("uk", max(nb, 1))), "uk", queuedState(2, "1"))
+		rdb.HIncrBy(ctx2, "{t}:meta", "ixn", 1)
 		rdb.HSet(ctx2, "{t}:h:z", "n", 1, "pq", 1)
 		rdb.HIncrBy(ctx2, "{t}:meta", "queued", 1)
 		rdb.HIncrBy(ctx2, "{t}:meta", "hosts", 1)

@@ -69,8 +69,8 @@ func (f *Frontier) liveItems(ctx context.Context, p, host string, items []string
 		parsed = append(parsed, it)
 		uks = append(uks, it.uk)
 	}
-	idx, err := f.rdb.HMGet(ctx, p+"u:"+host, uks...).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	idx, err := f.indexStates(ctx, p, uks)
+	if err != nil {
 		return nil, fmt.Errorf("frontier %s next URIs of %s: %w", f.name, host, err)
 	}
 	var out []QueuedURI
@@ -78,7 +78,7 @@ func (f *Frontier) liveItems(ctx context.Context, p, host string, items []string
 		if len(out) == n {
 			break
 		}
-		if v, _ := idx[i].(string); v != "q"+strconv.Itoa(it.level)+it.seq {
+		if idx[i] != queuedState(it.level, it.seq) {
 			continue
 		}
 		var l messages.Launch

@@ -31,6 +31,7 @@ func checkInvariants(t *testing.T, rdb *redis.Client, p string) {
 	for _, z := range ready {
 		inReady[z.Member.(string)] = true
 	}
+	index := readIndex(t, rdb, p, keys("x:*"))
 	for _, hk := range keys("h:*") {
 		host := strings.TrimPrefix(hk, p+"h:")
 		h := rdb.HGetAll(ctx, hk).Val()
@@ -49,17 +50,7 @@ func checkInvariants(t *testing.T, rdb *redis.Client, p string) {
 		if h["p"] == "1" {
 			paused++
 		}
-		var live, leased, hp int64
-		for _, v := range rdb.HGetAll(ctx, p+"u:"+host).Val() {
-			switch v[0] {
-			case 'q':
-				live++
-			case 'l':
-				leased++
-			case 'h':
-				hp++
-			}
-		}
+		live, leased, hp := index.count(rdb, p, host)
 		if live != n || leased != a || hp != atoi(h["hp"]) {
 			t.Errorf("host %s: n=%d a=%d hp=%s, index has %d queued, %d leased, %d held", host, n, a, h["hp"], live, leased, hp)
 		}
@@ -229,4 +220,89 @@ func TestBatchCounters(t *testing.T) {
 			t.Fatalf("%d contexts left", n)
 		}
 	})
+}
+
+// indexView is a shard's URI index read whole: uk -> state.
+type indexView map[string]string
+
+// readIndex reads every bucket and checks that each entry is in the
+// bucket its hash says, and that meta ixn counts them.
+func readIndex(t *testing.T, rdb *redis.Client, p string, buckets []string) indexView {
+	t.Helper()
+	ctx := context.Background()
+	meta := rdb.HMGet(ctx, p+"meta", "ixb", "ixn").Val()
+	nb, _ := strconv.Atoi(toString(meta[0]))
+	nb = max(nb, 1)
+	v := indexView{}
+	for _, b := range buckets {
+		for uk, st := range rdb.HGetAll(ctx, b).Val() {
+			if want := p + "x:" + strconv.Itoa(ixBucket(uk, nb)); b != want {
+				t.Errorf("index entry %s in %s, want %s (%d buckets)", uk, b, want, nb)
+			}
+			v[uk] = st
+		}
+	}
+	if n, _ := strconv.Atoi(toString(meta[1])); n != len(v) {
+		t.Errorf("meta ixn = %d, index holds %d", n, len(v))
+	}
+	return v
+}
+
+// ixBucket is lib.lua's bucket of uk among nb buckets.
+func ixBucket(uk string, nb int) int {
+	h := 0
+	for i := range 5 {
+		c := 0
+		if i < len(uk) {
+			c = int(uk[i])
+		}
+		switch {
+		case c >= 'a':
+			c -= 71
+		case c == '_':
+			c = 63
+		case c >= 'A':
+			c -= 'A'
+		case c >= '0':
+			c += 4
+		default:
+			c = 62
+		}
+		h = h*64 + c
+	}
+	pow := 1
+	for pow*2 <= nb {
+		pow *= 2
+	}
+	if b := h % (2 * pow); b < nb {
+		return b
+	}
+	return h % pow
+}
+
+// count tells how many of host's items the index says are live: queued
+// in its level lists, leased, held in its held list.
+func (v indexView) count(rdb *redis.Client, p, host string) (live, leased, held int64) {
+	ctx := context.Background()
+	for level := range 3 {
+		for _, raw := range rdb.LRange(ctx, p+"q:"+host+":"+strconv.Itoa(level), 0, -1).Val() {
+			if it, err := parseItem(raw); err == nil && v[it.uk] == queuedState(it.level, it.seq) {
+				live++
+			}
+		}
+	}
+	for _, raw := range rdb.LRange(ctx, p+"qh:"+host, 0, -1).Val() {
+		if it, err := parseItem(raw); err == nil && v[it.uk] == "h"+strconv.Itoa(it.level)+it.seq {
+			held++
+		}
+	}
+	for lease, raw := range rdb.HGetAll(ctx, p+"leased").Val() {
+		if h, _, _ := cutLast(lease, " "); h != host {
+			continue
+		}
+		if it, err := parseItem(raw); err == nil && strings.HasPrefix(v[it.uk], "l"+strconv.Itoa(it.level)+it.seq+"/") {
+			leased++
+		}
+	}
+	return live, leased, held
 }

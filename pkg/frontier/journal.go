@@ -133,7 +133,7 @@ func (f *Frontier) MarkFinished(ctx context.Context, evs []Finished) (marked, ma
 		if _, ok := args[s]; !ok {
 			order = append(order, s)
 		}
-		args[s] = append(args[s], host, hashID(key), e.At.Unix(), e.Status, max(e.Bytes, 0), sourceID(e.Source), flag(!e.Revisit))
+		args[s] = append(args[s], host, uriKey(key), e.At.Unix(), e.Status, max(e.Bytes, 0), sourceID(e.Source), flag(!e.Revisit))
 	}
 	if len(order) == 0 {
 		return 0, malformed, nil
@@ -156,10 +156,9 @@ func (f *Frontier) MarkFinished(ctx context.Context, evs []Finished) (marked, ma
 // the URI indexes: the Bloom filter remembers those URIs now.
 func (f *Frontier) purgeFinished(ctx context.Context) error {
 	for s, p := range f.prefixes {
-		err := scanKeys(ctx, f.rdb, p+"u:*", func(key string) error {
-			host := key[len(p)+2:]
-			if _, err := f.runAll(ctx, f.sc.purge, []call{{shard: s, args: []any{host}}}); err != nil {
-				return fmt.Errorf("frontier %s purge %s: %w", f.name, host, err)
+		err := scanKeys(ctx, f.rdb, p+"x:*", func(key string) error {
+			if _, err := f.runAll(ctx, f.sc.purge, []call{{shard: s, args: []any{key}}}); err != nil {
+				return fmt.Errorf("frontier %s purge %s: %w", f.name, key, err)
 			}
 			return nil
 		})

@@ -13,19 +13,32 @@ import (
 // count than the one it was created with.
 var ErrLayout = errors.New("frontier shard count differs from the one it was created with")
 
+// ErrOldIndex is returned when a frontier was written by a trawler that
+// kept a URI index per host (before 2026-11-28): its URIs would not be
+// found in the shard's index buckets, so they would be queued twice.
+var ErrOldIndex = errors.New("frontier written with a per-host URI index")
+
 // layoutScript returns the shard count recorded in the layout key
 // (KEYS[1]); when there is none and ARGV[2] is 1 it records ARGV[1]
-// (the script is atomic, so of two racing openers the first wins), else
-// it answers an empty string. A frontier that holds state but no layout
-// key predates the key and had one shard (nothing set Shards before), so
-// for a sharded opener it answers 1 when the unsharded frontier's keys
-// (KEYS[2..]) exist, and records nothing.
+// (the script is atomic, so of two racing openers the first wins) with
+// the index format (ix), else it answers an empty string. A frontier
+// that holds state but no layout key predates the key and had one shard
+// (nothing set Shards before), so for a sharded opener it answers 1 when
+// the unsharded frontier's keys (KEYS[2..]) exist, and records nothing;
+// such a frontier, and one whose layout has no ix, kept its URI index
+// per host: 'old'.
 var layoutScript = redis.NewScript(`
 local cur = redis.call('HGET', KEYS[1], 'shards')
-if cur then return cur end
-if ARGV[1] ~= '1' and redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4]) > 0 then return '1' end
+if cur then
+  if redis.call('HEXISTS', KEYS[1], 'ix') == 0 then return 'old' end
+  return cur
+end
+if redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4]) > 0 then
+  if ARGV[1] ~= '1' then return '1' end
+  return 'old'
+end
 if ARGV[2] ~= '1' then return '' end
-redis.call('HSET', KEYS[1], 'shards', ARGV[1])
+redis.call('HSET', KEYS[1], 'shards', ARGV[1], 'ix', '1')
 return ARGV[1]
 `)
 
@@ -62,8 +75,13 @@ func (f *Frontier) layout(ctx context.Context, record bool) error {
 	if err != nil {
 		return fmt.Errorf("frontier %s layout: %w", f.name, err)
 	}
-	if toString(v) == "" {
+	switch toString(v) {
+	case "":
 		return nil // nothing recorded yet, and not asked to record
+	case "old":
+		return fmt.Errorf("frontier %s: %w: rebuild it from the journal with this version "+
+			"(stop the workers, delete its keys {%s}:* and {%s:<i>}:*, then trawler frontier rebuild)",
+			f.name, ErrOldIndex, f.name, f.name)
 	}
 	got, _ := strconv.Atoi(toString(v))
 	if got != len(f.prefixes) {

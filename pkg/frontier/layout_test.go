@@ -62,7 +62,8 @@ func TestLayoutGuard(t *testing.T) {
 }
 
 // A frontier created before the layout key existed had one shard: a
-// sharded opener is refused, an unsharded one records the count.
+// sharded opener is refused for its count, an unsharded one for its
+// per-host URI index, as is a frontier whose layout has no index format.
 func TestLayoutOfOlderFrontier(t *testing.T) {
 	forBackends(t, func(t *testing.T, rdb *redis.Client) {
 		ctx := context.Background()
@@ -77,11 +78,23 @@ func TestLayoutOfOlderFrontier(t *testing.T) {
 		mustEqual(t, "nothing recorded", rdb.Exists(ctx, LayoutKey("t")).Val(), int64(0))
 
 		h := newTestFrontier(t, rdb, newClock(), Options{})
-		if err := h.RecordLayout(ctx); err != nil {
+		if err := h.RecordLayout(ctx); !errors.Is(err, ErrOldIndex) || !strings.Contains(err.Error(), "trawler frontier rebuild") {
+			t.Fatalf("unsharded open of a frontier without layout: %v", err)
+		}
+		mustEqual(t, "nothing recorded", rdb.Exists(ctx, LayoutKey("t")).Val(), int64(0))
+
+		rdb.HSet(ctx, LayoutKey("t"), "shards", "1")
+		k := newTestFrontier(t, rdb, newClock(), Options{})
+		if err := k.CheckLayout(ctx); !errors.Is(err, ErrOldIndex) {
+			t.Fatalf("open of a frontier whose layout has no index format: %v", err)
+		}
+		if _, err := k.Admit(ctx, []Candidate{cand("b", "/", "L", false)}); !errors.Is(err, ErrOldIndex) {
+			t.Fatalf("admission into an old frontier: %v", err)
+		}
+		rdb.HSet(ctx, LayoutKey("t"), "ix", "1")
+		if err := newTestFrontier(t, rdb, newClock(), Options{}).CheckLayout(ctx); err != nil {
 			t.Fatal(err)
 		}
-		mustEqual(t, "recorded", rdb.HGet(ctx, LayoutKey("t"), "shards").Val(), "1")
-		mustEqual(t, "queued", stats(t, h).Queued, 1)
 	})
 }
 

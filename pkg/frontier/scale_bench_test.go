@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/trawler-crawl/trawler/pkg/profile"
+	"github.com/trawler-crawl/trawler/pkg/redisconf"
 )
 
 // The scale benchmark answers whether the frontier keeps its speed as it
@@ -46,6 +47,8 @@ type scaleResult struct {
 	bloomBytes              int64   // the Bloom bitmaps in Redis
 	bloomBitsPerURI         float64 // of the expected URIs
 	evalUsFirst, evalUsLast map[string]float64
+	// byKind is MEMORY USAGE per queued URI by key kind (q, x, h, ...).
+	byKind map[string]float64
 	// Per claim+complete cycle and per admission: redis-server CPU µs
 	// (INFO cpu) and, with TRAWLER_BENCH_PERF=1, instructions (perf
 	// stat), which unlike times do not vary with the machine's load.
@@ -89,6 +92,7 @@ func BenchmarkFrontierScale(b *testing.B) {
 			r.admitFirst, cfg.window, r.admitLast, cfg.uris, pct(r.admitFirst, r.admitLast),
 			r.cycleFirst, r.queuedFirst, r.cycleLast, r.queuedLast, pct(r.cycleFirst, r.cycleLast))
 		b.Logf("EVALSHA µs per call at 10%%: %v; at 100%%: %v", r.evalUsFirst, r.evalUsLast)
+		b.Logf("MEMORY USAGE per queued URI by key kind: %v", r.byKind)
 		b.Logf("redis-server per admission: %.1f then %.1f CPU µs, %.0f then %.0f instructions; per claim+complete: %.1f then %.1f CPU µs, %.0f then %.0f instructions",
 			r.admitCPUFirst, r.admitCPULast, r.admitInstrFirst, r.admitInstrLast, r.cycleCPUFirst, r.cycleCPULast, r.cycleInstrFirst, r.cycleInstrLast)
 	}
@@ -156,6 +160,7 @@ func runScale(tb testing.TB, cfg scaleConfig) scaleResult {
 	r.queuedLast = st.Queued
 	r.bloomBytes = bloomBytesIn(tb, rdb, f)
 	r.bytesPerURI = float64(usedMemoryTB(tb, rdb)-base-r.bloomBytes) / float64(st.Queued)
+	r.byKind = memoryByKind(tb, rdb, st.Queued)
 	r.bloomBitsPerURI = float64(f.bloom.m) / float64(cfg.bloomURIs)
 	before = commandStats(tb, rdb)
 	r.cycleCPULast, r.cycleInstrLast = serverCost(tb, rdb, cfg.cycles, func() {
@@ -163,6 +168,32 @@ func runScale(tb testing.TB, cfg scaleConfig) scaleResult {
 	})
 	r.evalUsLast = evalUs(before, commandStats(tb, rdb))
 	return r
+}
+
+// memoryByKind sums MEMORY USAGE over every key by its kind, the part of
+// the name after the shard's tag up to the next colon, per queued URI.
+func memoryByKind(tb testing.TB, rdb *redis.Client, queued int64) map[string]float64 {
+	tb.Helper()
+	ctx := context.Background()
+	out := map[string]float64{}
+	iter := rdb.Scan(ctx, 0, "*", 1000).Iterator()
+	for iter.Next(ctx) {
+		k := iter.Val()
+		_, kind, _ := strings.Cut(k, "}:")
+		kind, _, _ = strings.Cut(kind, ":")
+		n, err := rdb.MemoryUsage(ctx, k).Result()
+		if err != nil {
+			tb.Fatalf("memory usage %s: %v", k, err)
+		}
+		out[kind] += float64(n) / float64(max(queued, 1))
+	}
+	if err := iter.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	for k, v := range out {
+		out[k] = float64(int(v*10)) / 10
+	}
+	return out
 }
 
 // admitRange admits URIs [from, to) as the worker does: pages' outlinks
@@ -359,11 +390,12 @@ func startBareRedis(tb testing.TB) *redis.Client {
 	addr := ln.Addr().String()
 	_ = ln.Close()
 	_, port, _ := net.SplitHostPort(addr)
-	// FRONTIER_BENCH_LISTPACK overrides the limit, to see what the
-	// listpack scans of a host's URI index cost as hosts fill up.
-	listpack := strconv.Itoa(envInt("FRONTIER_BENCH_LISTPACK", 128))
+	// FRONTIER_BENCH_REDIS_ARGS adds to (and overrides) the frontier's
+	// settings, to see what each is worth, e.g. "--list-compress-depth 0".
 	cmd := exec.Command("redis-server", "--bind", "127.0.0.1", "--port", port, "--dir", tb.TempDir(),
-		"--save", "", "--appendonly", "no", "--hash-max-listpack-entries", listpack, "--logfile", "")
+		"--save", "", "--appendonly", "no", "--logfile", "")
+	cmd.Args = append(cmd.Args, redisconf.Args()...)
+	cmd.Args = append(cmd.Args, strings.Fields(os.Getenv("FRONTIER_BENCH_REDIS_ARGS"))...)
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}

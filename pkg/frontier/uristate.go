@@ -14,9 +14,9 @@ import (
 	"github.com/trawler-crawl/trawler/pkg/surt"
 )
 
-// Where a URI is, as URIState reports it. The host's URI index (u:<host>,
-// one field per URI) records it: 'q' queued, 'h' queued but held while its
-// target is paused, 'l' leased, 'f' finished.
+// Where a URI is, as URIState reports it. The shard's URI index (buckets
+// x:<n>, one field per URI; lib.lua) records it: a number for queued, 'h'
+// queued but held while its target is paused, 'l' leased, '-' finished.
 const (
 	URINone     = "none"      // never admitted, or forgotten (Bloom mode forgets finished URIs)
 	URIQueued   = "queued"    // waiting in its host's queue
@@ -72,37 +72,40 @@ func (f *Frontier) URIState(ctx context.Context, url string) (URIState, error) {
 	if err != nil {
 		return URIState{}, fmt.Errorf("frontier %s uri state of %q: seen key: %w", f.name, url, err)
 	}
-	uk := hashID(key)
+	uk := uriKey(key)
 	p := f.prefixes[f.shardOf(host)]
 	st := URIState{State: URINone, Host: host, Position: -1}
-	pipe := f.rdb.Pipeline()
-	idx := pipe.HGet(ctx, p+"u:"+host, uk)
-	hv := pipe.HMGet(ctx, p+"h:"+host, "next", "bu")
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+	idx, err := f.indexStates(ctx, p, []string{uk})
+	if err != nil {
 		return st, fmt.Errorf("frontier %s uri state of %q: %w", f.name, url, err)
 	}
-	v, err := idx.Result()
-	if errors.Is(err, redis.Nil) || v == "" {
+	v := idx[0]
+	if v == "" {
 		return st, nil
 	}
-	switch v[0] {
-	case 'f':
+	switch {
+	case v[0] == '-':
 		st.State = URIFinished
 		if s, err := strconv.ParseInt(v[1:], 10, 64); err == nil {
 			st.FinishedAt = time.Unix(s, 0).UTC()
 		}
 		return st, nil
-	case 'l':
+	case v[0] == 'l':
 		st.State = URIInFlight
 		return st, f.leaseState(ctx, p, host, v[1:], &st)
-	case 'q', 'h':
+	case v[0] == 'h' || v[0] >= '0' && v[0] <= '9':
 		st.State = URIQueued
 		if v[0] == 'h' {
 			st.State = URIHeld
+			st.Level, st.Seq = splitLevelSeq(v[1:])
+		} else if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			st.Level, st.Seq = int(n%4), n/4
 		}
-		st.Level, st.Seq = splitLevelSeq(v[1:])
+		vals, err := f.rdb.HMGet(ctx, p+"h:"+host, "next", "bu").Result()
+		if err != nil {
+			return st, fmt.Errorf("frontier %s uri state of %q: %w", f.name, url, err)
+		}
 		now := f.now()
-		vals := hv.Val()
 		if next := toInt(vals[0]); next > ms(now) {
 			st.Due = time.UnixMilli(next)
 		}
@@ -113,6 +116,36 @@ func (f *Frontier) URIState(ctx context.Context, url string) (URIState, error) {
 		return st, f.queuePlace(ctx, p, host, uk, v[0] == 'h', &st)
 	}
 	return st, fmt.Errorf("frontier %s uri state of %q: index entry %q", f.name, url, v)
+}
+
+// indexStates reads the URI index states of uks in the shard of prefix
+// p, "" for none. A script reads them, since which bucket holds a uk
+// depends on how far the index has split.
+func (f *Frontier) indexStates(ctx context.Context, p string, uks []string) ([]string, error) {
+	args := make([]any, 0, len(uks)+1)
+	args = append(args, p)
+	for _, uk := range uks {
+		args = append(args, uk)
+	}
+	v, err := f.sc.ixget.Run(ctx, f.rdb, []string{p + "ready"}, args...).Slice()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("uri index: %w", err)
+	}
+	out := make([]string, len(uks))
+	for i := range min(len(v), len(out)) {
+		out[i], _ = v[i].(string)
+	}
+	return out, nil
+}
+
+// queuedState is the URI index state of an item queued at level with
+// arrival number seq (qstate in lib.lua).
+func queuedState(level int, seq string) string {
+	n, err := strconv.ParseInt(seq, 10, 64)
+	if err != nil {
+		return ""
+	}
+	return strconv.FormatInt(n*4+int64(level), 10)
 }
 
 // splitLevelSeq reads "<level digit><seq>".

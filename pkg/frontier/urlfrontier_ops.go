@@ -132,13 +132,13 @@ func (f *Frontier) liveRaw(ctx context.Context, p, host string, raw []string) ([
 	if len(uks) == 0 {
 		return nil, nil
 	}
-	idx, err := f.rdb.HMGet(ctx, p+"u:"+host, uks...).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	idx, err := f.indexStates(ctx, p, uks)
+	if err != nil {
 		return nil, fmt.Errorf("frontier %s queue of %s: %w", f.name, host, err)
 	}
 	var out []string
 	for i, it := range parsed {
-		if v, _ := idx[i].(string); v == "q"+strconv.Itoa(it.level)+it.seq {
+		if idx[i] == queuedState(it.level, it.seq) {
 			out = append(out, keep[i])
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/trawler-crawl/trawler/pkg/frontier"
+	"github.com/trawler-crawl/trawler/pkg/redisconf"
 )
 
 // loadRedis turns dir/dump.rdb into the append-only file the embedded
@@ -96,8 +97,8 @@ func startPrivate(ctx context.Context, binary, dir string) (*privateServer, erro
 	_ = ln.Close()
 	_, port, _ := net.SplitHostPort(addr)
 	cmd := exec.Command(path, "--bind", "127.0.0.1", "--port", port, "--dir", ".", "--dbfilename", "dump.rdb",
-		"--appendonly", "no", "--save", "", "--daemonize", "no", "--logfile", "restore.log",
-		"--hash-max-listpack-entries", "128")
+		"--appendonly", "no", "--save", "", "--daemonize", "no", "--logfile", "restore.log")
+	cmd.Args = append(cmd.Args, redisconf.Args()...)
 	cmd.Dir = dir
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("run %s: %w", path, err)

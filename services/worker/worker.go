@@ -148,6 +148,7 @@ func build(cfg Config, d Deps) (*Worker, error) {
 	if err := front.RecordLayout(context.Background()); err != nil {
 		return nil, fmt.Errorf("worker frontier: %w", err)
 	}
+	logServerConfig(d.Redis, d.Logger)
 	if err := d.Registerer.Register(frontier.NewCollector(front)); err != nil {
 		return nil, fmt.Errorf("worker frontier metrics: %w", err)
 	}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/trawler-crawl/trawler/pkg/redisconf"
 )
 
 // node is one redis-server of the test cluster: its port and data
@@ -32,8 +34,8 @@ func (n *node) start(t *testing.T) {
 	_, port, _ := net.SplitHostPort(n.addr)
 	n.cmd = exec.Command("redis-server", "--bind", "127.0.0.1", "--port", port, "--dir", n.dir,
 		"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "15000",
-		"--appendonly", "yes", "--appendfsync", "always", "--save", "",
-		"--hash-max-listpack-entries", "128", "--logfile", "redis.log")
+		"--appendonly", "yes", "--appendfsync", "always", "--save", "", "--logfile", "redis.log")
+	n.cmd.Args = append(n.cmd.Args, redisconf.Args()...)
 	if err := n.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ end
 local function push(host, uk, level, ctx, blob, tag, payload)
   local seq = nextseq(P .. 'seq')
   rpush(P .. 'q:' .. host .. ':' .. level, uk .. ' ' .. seq .. ' ' .. level .. ' 0 ' .. ctx .. ' ' .. payload)
-  redis.call('HSET', P .. 'u:' .. host, uk, 'q' .. level .. seq)
+  ixset(uk, qstate(level, seq))
   ref(ctx, blob, tag)
   tcount(source(blob), 1, 0)
 end
@@ -100,14 +100,14 @@ while i <= #ARGV do
   local cx = ARGV[i + 5]
   known(host, ARGV[i + 10])
   if ARGV[i + 11] == '1' then reset(host, source(blobs[tonumber(cx)])) end
-  local st = redis.call('HGET', P .. 'u:' .. host, uk)
-  local kind = st and string.sub(st, 1, 1)
+  local st = ixget(uk)
+  local kind = ixkind(st)
   local code
   -- 'h': queued, held while its target is paused (claim.lua).
   if kind == 'q' or kind == 'l' or kind == 'h' then
     code = 0
     if mode == 'b' then bloom(i) end
-    if force and kind == 'q' and string.sub(st, 2, 2) ~= '0' then
+    if force and kind == 'q' and tonumber(st) % 4 ~= 0 then
       -- forceFetch of a queued URI: a new entry at the top level replaces
       -- it (the old one becomes stale and is dropped when popped).
       cx = tonumber(cx)
@@ -118,7 +118,7 @@ while i <= #ARGV do
     -- A finish is recorded to the second; count it from the end of that
     -- second, so nothing admitted in the same second looks newer.
     local done = 0
-    if kind == 'f' then done = tonumber(string.sub(st, 2)) * 1000 + 999 end
+    if kind == 'f' then done = -tonumber(st) * 1000 + 999 end
     local seen = false
     if mode == 'b' then seen = bloom(i) end
     local last, interval, launch, journal = tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]), tonumber(ARGV[i + 8]), tonumber(ARGV[i + 9])

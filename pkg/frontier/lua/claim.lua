@@ -50,7 +50,6 @@ local HOLD_MAX = 1000
 -- pop returns how many it set aside, whether it stopped at HOLD_MAX, and
 -- the item with its fields (nil when none).
 local function pop(host)
-  local uh = P .. 'u:' .. host
   local held = 0
   for level = 0, 2 do
     local qk = P .. 'q:' .. host .. ':' .. level
@@ -63,12 +62,12 @@ local function pop(host)
         break
       end
       local uk, seq, lvl, r, ctx = parse(item)
-      if uk and redis.call('HGET', uh, uk) == 'q' .. lvl .. seq then
+      if uk and ixget(uk) == qstate(lvl, seq) then
         if not (paused and paused[srcOf(ctx)]) then
           return held, false, item, uk, seq, lvl, r, ctx
         end
         redis.call('RPUSH', P .. 'qh:' .. host, item)
-        redis.call('HSET', uh, uk, 'h' .. lvl .. seq)
+        ixset(uk, 'h' .. lvl .. seq)
         held = held + 1
       elseif ctx then
         tcount(srcOf(ctx), -1, 0)
@@ -113,7 +112,7 @@ local function claimOne(host)
   if item then
     local lseq = nextseq(P .. 'lseq')
     -- The index says under which lease and since when (URIState).
-    redis.call('HSET', P .. 'u:' .. host, uk, 'l' .. lvl .. seq .. '/' .. lseq .. '/' .. now)
+    ixset(uk, 'l' .. lvl .. seq .. '/' .. lseq .. '/' .. now)
     local v = redis.call('HMGET', hk, 'n', 'a', 'pq', 'p', 'next', 'fs', 'sb', 'fr', 'ab', 'bo', 'bu')
     local n, a = adjust(num(v[1]), num(v[2]), -1 - held, 1)
     redis.call('HSET', hk, 'n', n, 'a', a)

@@ -7,10 +7,9 @@ local out = 0
 for i = 2, #ARGV, 7 do
   local host, uk, at, status, bytes, src = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]), ARGV[i + 5]
   local novel = ARGV[i + 6] == '1'
-  local uh = P .. 'u:' .. host
-  local st = redis.call('HGET', uh, uk)
-  if not st or (string.sub(st, 1, 1) == 'f' and tonumber(string.sub(st, 2)) < at) then
-    redis.call('HSET', uh, uk, 'f' .. at)
+  local st = ixget(uk)
+  if not st or (ixkind(st) == 'f' and -tonumber(st) < at) then
+    ixset(uk, '-' .. at)
   end
   known(host, '1')
   count(host, src, status, bytes, novel)

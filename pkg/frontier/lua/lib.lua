@@ -206,6 +206,112 @@ local function settlePushes(key)
   mcall('RPUSH', key, l)
 end
 
+-- The URI index: a URI's state by uk, for all hosts of the shard, in
+-- hashes P x:<bucket> of about IX_LOAD entries each, so that every bucket
+-- stays a listpack (hash-max-listpack-entries 128) however big a host's
+-- queue grows: about 19 bytes an entry, where a per-host hash table cost
+-- about 65. The buckets split one at a time as entries are added (linear
+-- hashing), at once, so that no batch overfills a bucket (a listpack
+-- past 128 becomes a hash table for good): META ixb is their count, ixn
+-- the entries. A bucket not yet split in a round holds up to twice the
+-- average, so IX_LOAD leaves room below 128. A state is a
+-- queued URI's arrival number times 4 plus its level, in decimal, which
+-- Redis keeps as an integer (qstate); 'h<level><seq>' held for a paused
+-- target; 'l<level><seq>/<lease seq>/<claimed ms>' leased; '-<unix s>'
+-- finished (recentlySeen mode only). docs/frontier.md, Memory.
+local IX_LOAD = 40
+local ixN, ixN0, ixPow, ixCount, dIx
+
+local function ixstate()
+  if ixN then return end
+  local v = redis.call('HMGET', META, 'ixb', 'ixn')
+  ixN, ixCount, dIx = tonumber(v[1] or 1), tonumber(v[2] or 0), 0
+  ixN0, ixPow = ixN, 1
+  while ixPow * 2 <= ixN do ixPow = ixPow * 2 end
+end
+
+-- ixhash is 30 bits of uk (its first five base64url characters).
+local function ixhash(uk)
+  local h = 0
+  for i = 1, 5 do
+    local c = string.byte(uk, i) or 0
+    if c >= 97 then c = c - 71 elseif c == 95 then c = 63 elseif c >= 65 then c = c - 65
+    elseif c >= 48 then c = c + 4 else c = 62 end
+    h = h * 64 + c
+  end
+  return h
+end
+
+local function ixbucket(h)
+  local b = h % (2 * ixPow)
+  if b >= ixN then b = h % ixPow end
+  return b
+end
+
+local function ixkey(uk)
+  ixstate()
+  return P .. 'x:' .. ixbucket(ixhash(uk))
+end
+
+local function ixget(uk)
+  return redis.call('HGET', ixkey(uk), uk)
+end
+
+-- ixsplit splits bucket ixN - ixPow into it and the new bucket ixN: the
+-- entries whose hash says ixN move.
+local function ixsplit()
+  local from, to = ixN - ixPow, ixN
+  local fk, tk = P .. 'x:' .. from, P .. 'x:' .. to
+  local all = redis.call('HGETALL', fk)
+  local moved, names = {}, {}
+  for i = 1, #all, 2 do
+    if ixhash(all[i]) % (2 * ixPow) == to then
+      moved[#moved + 1] = all[i]
+      moved[#moved + 1] = all[i + 1]
+      names[#names + 1] = all[i]
+    end
+  end
+  if #names > 0 then
+    mcall('HSET', tk, moved)
+    mcall('HDEL', fk, names)
+  end
+  ixN = ixN + 1
+  if ixN == 2 * ixPow then ixPow = ixPow * 2 end
+end
+
+local function ixset(uk, v)
+  if redis.call('HSET', ixkey(uk), uk, v) == 1 then
+    dIx, ixCount = dIx + 1, ixCount + 1
+    if ixCount > IX_LOAD * ixN then ixsplit() end
+  end
+end
+
+local function ixdel(uk)
+  local n = redis.call('HDEL', ixkey(uk), uk)
+  dIx, ixCount = dIx - n, ixCount - n
+end
+
+local function qstate(lvl, seq)
+  return string.format('%d', seq * 4 + lvl)
+end
+
+-- ixkind is the kind of an index state: 'q' queued, 'h' held, 'l'
+-- leased, 'f' finished, nil for none.
+local function ixkind(st)
+  if not st then return nil end
+  local c = string.byte(st, 1)
+  if c == 45 then return 'f' end
+  if c <= 57 then return 'q' end
+  return string.char(c)
+end
+
+-- flushIndex writes the index's counts.
+local function flushIndex()
+  if not dIx then return end
+  if dIx ~= 0 then redis.call('HINCRBY', META, 'ixn', dIx) end
+  if ixN ~= ixN0 then redis.call('HSET', META, 'ixb', ixN) end
+end
+
 local function flush()
   if pushes then
     for key in pairs(pushes) do settlePushes(key) end
@@ -226,6 +332,7 @@ local function flush()
   end
   flushReady()
   flushCounters()
+  flushIndex()
 end
 
 -- hostname drops the port of a queue's authority: quotas count per host

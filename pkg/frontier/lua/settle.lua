@@ -171,9 +171,9 @@ local function settle(lease, kind, status, bytes, delay, cd, cap, rdelay, pq, no
   local n, a
   if kind == 'f' then
     if mode == 'b' then
-      redis.call('HDEL', P .. 'u:' .. host, uk)
+      ixdel(uk)
     else
-      redis.call('HSET', P .. 'u:' .. host, uk, 'f' .. math.floor(now / 1000))
+      ixset(uk, '-' .. math.floor(now / 1000))
     end
     if bytes < 0 then bytes = 0 end
     local src = srcOf(ctx)
@@ -195,7 +195,7 @@ local function settle(lease, kind, status, bytes, delay, cd, cap, rdelay, pq, no
     local qk = P .. 'q:' .. host .. ':' .. lvl
     settlePushes(qk)
     redis.call('LPUSH', qk, again)
-    redis.call('HSET', P .. 'u:' .. host, uk, 'q' .. lvl .. seq)
+    ixset(uk, qstate(lvl, seq))
     tcount(srcOf(ctx), 1, -1)
     n, a = adjust(num(v[1]), num(v[2]), 1, -1)
     w[#w + 1] = 'n'

@@ -6,16 +6,15 @@
 -- Returns '-1' followed by claim.lua's 17 fields per item taken.
 local now, untilms, host = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local out = {'-1'}
-local uh = P .. 'u:' .. host
 local hk = P .. 'h:' .. host
 -- A held item (its target paused, see claim.lua) is taken from the
 -- host's qh: list.
 for i = 5, #ARGV do
   local item = ARGV[i]
   local uk, seq, lvl, r, ctx = parse(item)
-  local st = uk and redis.call('HGET', uh, uk)
+  local st = uk and ixget(uk)
   local took, wasHeld = false, false
-  if st == 'q' .. lvl .. seq then
+  if uk and st == qstate(lvl, seq) then
     local qk = P .. 'q:' .. host .. ':' .. lvl
     settlePushes(qk)
     took = redis.call('LREM', qk, 1, item) == 1
@@ -25,7 +24,7 @@ for i = 5, #ARGV do
   end
   if took then
     local lseq = nextseq(P .. 'lseq')
-    redis.call('HSET', uh, uk, 'l' .. lvl .. seq .. '/' .. lseq .. '/' .. now)
+    ixset(uk, 'l' .. lvl .. seq .. '/' .. lseq .. '/' .. now)
     local v = redis.call('HMGET', hk, 'n', 'a', 'pq', 'p', 'next', 'fs', 'sb', 'fr', 'ab', 'bo', 'bu')
     local dn = -1
     if wasHeld then

@@ -4,20 +4,20 @@
 -- place before what arrived since.
 -- ARGV: P, now, host. Returns how many went back.
 local now, host = tonumber(ARGV[2]), ARGV[3]
-local hk, qh, uh = P .. 'h:' .. host, P .. 'qh:' .. host, P .. 'u:' .. host
+local hk, qh = P .. 'h:' .. host, P .. 'qh:' .. host
 local paused = {}
 for _, id in ipairs(redis.call('SMEMBERS', PSRC)) do paused[id] = true end
 local keep, back = {}, {{}, {}, {}}
 local moved, gone = 0, 0
 for _, item in ipairs(redis.call('LRANGE', qh, 0, -1)) do
   local uk, seq, lvl, _, ctx = parse(item)
-  if uk and redis.call('HGET', uh, uk) == 'h' .. lvl .. seq then
+  if uk and ixget(uk) == 'h' .. lvl .. seq then
     if paused[srcOf(ctx)] then
       keep[#keep + 1] = item
     else
       local b = back[tonumber(lvl) + 1]
       b[#b + 1] = item
-      redis.call('HSET', uh, uk, 'q' .. lvl .. seq)
+      ixset(uk, qstate(lvl, seq))
       moved = moved + 1
     end
   else
