@@ -65,9 +65,16 @@ func TestBloomSeenFilter(t *testing.T) {
 		if want := int((m + 4095) / 4096); chunks != want {
 			t.Fatalf("%d bitmap keys for %d bits in 4096-bit chunks, want %d", chunks, m, want)
 		}
-		// The URI index holds only queued URIs in Bloom mode.
-		if n, _ := rdb.HLen(ctx, "{t}:u:h1").Result(); n != 0 {
-			t.Fatalf("finished URIs left in the index: %d", n)
+		// The URI index holds only queued and leased URIs in Bloom mode.
+		buckets, _ := rdb.Keys(ctx, "{t}:x:*").Result()
+		idx := readIndex(t, rdb, "{t}:", buckets)
+		for uk, st := range idx {
+			if strings.HasPrefix(st, "-") {
+				t.Errorf("finished URI %s left in the index: %s", uk, st)
+			}
+		}
+		if st := stats(t, f); int64(len(idx)) != st.Queued+st.InFlight {
+			t.Fatalf("index holds %d URIs, %d queued and %d in flight", len(idx), st.Queued, st.InFlight)
 		}
 
 		other := newTestFrontier(t, rdb, newClock(), bloomOptions(4000, 0.01, 4096))
