@@ -214,11 +214,11 @@ end
 -- hashing), at once, so that no batch overfills a bucket (a listpack
 -- past 128 becomes a hash table for good): META ixb is their count, ixn
 -- the entries. A bucket not yet split in a round holds up to twice the
--- average, so IX_LOAD leaves room below 128. A state is a
--- queued URI's arrival number times 4 plus its level, in decimal, which
--- Redis keeps as an integer (qstate); 'h<level><seq>' held for a paused
--- target; 'l<level><seq>/<lease seq>/<claimed ms>' leased; '-<unix s>'
--- finished (recentlySeen mode only). docs/frontier.md, Memory.
+-- average, so IX_LOAD leaves room below 128. A state is a queued URI's
+-- arrival number times 4 plus its level, in decimal, which Redis keeps
+-- as an integer (qstate); 'h<level><seq>' held for a paused target;
+-- 'l<level><seq>/<lease seq>/<claimed ms>' leased; '-<unix s>' finished
+-- (recentlySeen mode only). docs/frontier.md, Memory.
 local IX_LOAD = 40
 local ixN, ixN0, ixPow, ixCount, dIx
 
