@@ -30,6 +30,11 @@ type Config struct {
 	Logger                *slog.Logger
 	// TTL is how long command ids are remembered (default DefaultTTL).
 	TTL time.Duration
+	// Exclusions is the list the worker's scope reads: a change made
+	// through it is in the worker's own scope before the command is
+	// acknowledged (other workers read it within
+	// scope.sourceCheckInterval). Nil: a list of the Applier's own.
+	Exclusions *scope.Exclusions
 
 	// Seeds admits c.URLs as seeds through the worker's admission and
 	// says what it did.
@@ -79,7 +84,11 @@ func New(cfg Config) (*Applier, error) {
 	if cfg.TTL <= 0 {
 		cfg.TTL = DefaultTTL
 	}
-	return &Applier{cfg: cfg, excl: scope.NewExclusions(cfg.Redis, cfg.Frontier.Prefix())}, nil
+	excl := cfg.Exclusions
+	if excl == nil {
+		excl = scope.NewExclusions(cfg.Redis, cfg.Frontier.Prefix())
+	}
+	return &Applier{cfg: cfg, excl: excl}, nil
 }
 
 // Apply acts on one command. A command for another worker or stream is

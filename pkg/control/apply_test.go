@@ -225,3 +225,38 @@ func TestTerminateRecordedUntilResume(t *testing.T) {
 		t.Fatalf("after resume: still terminated (%v)", err)
 	}
 }
+
+// With the worker's own exclusion list in Config, an exclusion is in
+// force in it when the command is acknowledged, without waiting for the
+// list's next refresh (the console test saw a fetch under a prefix
+// after its acknowledgement).
+func TestApplyExclusionsIntoWorkersList(t *testing.T) {
+	rdb := embeddedtest.Redis(t)
+	ctx := context.Background()
+	f, err := frontier.New(rdb, "fc-npld", frontier.OptionsFrom(profile.Default()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, err := sheets.New(ctx, profile.Default(), sheets.Options{Redis: rdb, KeyPrefix: f.Prefix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := scope.NewExclusions(rdb, f.Prefix())
+	app, err := New(Config{Redis: rdb, Crawl: "fc", Stream: "npld", Worker: "w1", Frontier: f, Sheets: sh, Exclusions: mine,
+		Seeds:     func(context.Context, messages.Control) (string, error) { return "", nil },
+		Delete:    func(context.Context, frontier.Selector, messages.Control) (int, error) { return 0, nil },
+		Terminate: func(messages.Control) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const surt = "http://(org,example,www,)/private/page"
+	if _, err := app.Apply(ctx, messages.Control{ID: "x1", Command: "exclusions", URLs: []string{"https://www.example.org/private/"}}); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := Ack(ctx, rdb, "fc", "x1"); err != nil || a.AppliedAt.IsZero() {
+		t.Fatalf("no ack: %+v, %v", a, err)
+	}
+	if !mine.Contains(surt) {
+		t.Fatalf("acknowledged exclusion not in the worker's list: %v", mine.Members())
+	}
+}

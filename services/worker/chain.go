@@ -25,6 +25,10 @@ import (
 type chain struct {
 	engine *scope.Engine
 	seeds  *scope.Seeds
+	// excl is the scope's list of operators' exclusions, which the
+	// control applier changes (so an acknowledged exclusion is in force
+	// here at once).
+	excl   *scope.Exclusions
 	sheets *sheets.Sheets
 	log    *slog.Logger
 
@@ -35,9 +39,10 @@ type chain struct {
 func newChain(ctx context.Context, rdb redis.UniversalClient, prefix string, p profile.Profile, baseDir string,
 	resolver fetch.Resolver, log *slog.Logger, reg prometheus.Registerer) (*chain, error) {
 	seeds := scope.NewSeeds(rdb, prefix)
+	excl := scope.NewExclusions(rdb, prefix) // operators' control commands (pkg/control)
 	eng, err := scope.New(p.Scope, scope.Options{
 		Logger: log, Registerer: reg, Seeds: seeds, BaseDir: baseDir, LogDir: baseDir, Resolver: netipResolver{resolver},
-		Exclusions: scope.NewExclusions(rdb, prefix), // operators' control commands (pkg/control)
+		Exclusions: excl,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("worker scope: %w", err)
@@ -47,7 +52,7 @@ func newChain(ctx context.Context, rdb redis.UniversalClient, prefix string, p p
 		eng.Close()
 		return nil, fmt.Errorf("worker sheets: %w", err)
 	}
-	return &chain{engine: eng, seeds: seeds, sheets: sh, log: log}, nil
+	return &chain{engine: eng, seeds: seeds, excl: excl, sheets: sh, log: log}, nil
 }
 
 // attach records what a launch message adds for every worker: its sheets

@@ -52,7 +52,7 @@ func (w *Worker) startControl(stopRun func()) (*controlLoop, error) {
 	c := &controlLoop{w: w}
 	app, err := control.New(control.Config{
 		Redis: w.rdb, Crawl: w.cfg.Crawl, Stream: w.cfg.stream(), Worker: w.cfg.ID, Frontier: w.front,
-		Sheets: w.chain.sheets, Logger: w.log.With("component", "control"),
+		Sheets: w.chain.sheets, Exclusions: w.chain.excl, Logger: w.log.With("component", "control"),
 		Seeds: w.controlSeeds, Delete: w.deleteQueued,
 		Terminate: func(messages.Control) {
 			w.limitMu.Lock()
