@@ -244,11 +244,24 @@ func (f *Frontier) Admit(ctx context.Context, cs []Candidate) ([]AdmitResult, er
 	for j, s := range order {
 		codes, _ := replies[j].([]any)
 		b := batches[s]
-		if len(codes) != len(b.idx) {
+		if len(codes) < len(b.idx) {
 			return nil, fmt.Errorf("frontier %s admit: %d verdicts for %d candidates", f.name, len(codes), len(b.idx))
 		}
 		for k, i := range b.idx {
 			res[i] = AdmitResult{Verdict: Verdict(toInt(codes[k]))}
+		}
+		// After the verdicts, the queues whose tails are due for packing,
+		// each with how many items the call pushed.
+		if tails := codes[len(b.idx):]; len(tails) > 1 {
+			due := make([]dueTail, 0, len(tails)/2)
+			for k := 0; k+1 < len(tails); k += 2 {
+				due = append(due, dueTail{key: toString(tails[k]), pushed: int(toInt(tails[k+1]))})
+			}
+			// The URIs are queued either way: a tail left plain is
+			// packed at a later admission.
+			if err := f.compact(ctx, s, due); err != nil {
+				f.log.Warn("frontier: queue tails not packed", "frontier", f.name, "shard", s, "err", err)
+			}
 		}
 	}
 	return res, nil

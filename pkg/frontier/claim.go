@@ -96,9 +96,7 @@ func (f *Frontier) ClaimAs(ctx context.Context, who Claimant, n int, lease time.
 	for i := range f.prefixes {
 		s := (start + i) % len(f.prefixes)
 		now := f.now()
-		args := []any{ms(now), ms(now.Add(lease)), n - len(claims), who.ID, max(who.Hungry, 1),
-			fairWindow.Milliseconds(), fairPoll.Milliseconds(), fairGrace.Milliseconds()}
-		replies, err := f.runAll(ctx, f.sc.claim, []call{{shard: s, args: args}})
+		got, next, owed, err := f.claimShard(ctx, who, s, n-len(claims), now, lease)
 		if err != nil && len(claims) > 0 {
 			// A shard on a master that is away: the URIs leased on the
 			// other shards go to work rather than wait for their leases
@@ -107,9 +105,8 @@ func (f *Frontier) ClaimAs(ctx context.Context, who Claimant, n int, lease time.
 			break
 		}
 		if err != nil {
-			return nil, 0, fmt.Errorf("frontier %s claim: %w", f.name, err)
+			return nil, 0, err
 		}
-		got, next, owed := f.parseClaims(ctx, s, replies[0])
 		withheld = withheld || owed
 		claims = append(claims, got...)
 		if next >= 0 {
@@ -130,16 +127,38 @@ func (f *Frontier) ClaimAs(ctx context.Context, who Claimant, n int, lease time.
 
 func max0(d time.Duration) time.Duration { return max(d, 0) }
 
-// parseClaims decodes a claim reply: the claims, the next ready time and
+// claimShard claims up to n URIs from one shard, and unpacks the blocks
+// the claim met at the heads of queues (blocks.go): a host with a block
+// at its head gave nothing and is claimed at the next call.
+func (f *Frontier) claimShard(ctx context.Context, who Claimant, s, n int, now time.Time, lease time.Duration) (
+	[]*Claim, int64, bool, error) {
+	args := []any{ms(now), ms(now.Add(lease)), n, who.ID, max(who.Hungry, 1),
+		fairWindow.Milliseconds(), fairPoll.Milliseconds(), fairGrace.Milliseconds()}
+	replies, err := f.runAll(ctx, f.sc.claim, []call{{shard: s, args: args}})
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("frontier %s claim: %w", f.name, err)
+	}
+	claims, next, owed, heads := f.parseClaims(ctx, s, replies[0])
+	if len(heads) > 0 {
+		if err := f.unpackHeads(ctx, s, heads); err != nil {
+			f.log.Warn("frontier: queue blocks not unpacked", "frontier", f.name, "shard", s, "err", err)
+		}
+	}
+	return claims, next, owed, nil
+}
+
+// parseClaims decodes a claim reply: the claims, the next ready time,
 // whether hosts were left ready for other claimants (the time prefixed
-// "w", fair.lua). An entry that cannot be decoded (a corrupt queue item)
-// is finished as illegal (-7) so its host is not stuck, and reported to
-// the logger.
-func (f *Frontier) parseClaims(ctx context.Context, shard int, reply any) ([]*Claim, int64, bool) {
+// "w", fair.lua) and the blocks met at queue heads (entries without a
+// lease: the queue and the block). An entry that cannot be decoded (a
+// corrupt queue item) is finished as illegal (-7) so its host is not
+// stuck, and reported to the logger.
+func (f *Frontier) parseClaims(ctx context.Context, shard int, reply any) ([]*Claim, int64, bool, []headBlock) {
 	vals, _ := reply.([]any)
 	if len(vals) == 0 {
-		return nil, -1, false
+		return nil, -1, false, nil
 	}
+	var heads []headBlock
 	first := toString(vals[0])
 	withheld := strings.HasPrefix(first, "w")
 	next := toInt(strings.TrimPrefix(first, "w"))
@@ -147,6 +166,10 @@ func (f *Frontier) parseClaims(ctx context.Context, shard int, reply any) ([]*Cl
 	ctxs := ctxCache{}
 	for i := 1; i+claimFields <= len(vals); i += claimFields {
 		v := vals[i : i+claimFields]
+		if toString(v[0]) == "" {
+			heads = append(heads, headBlock{key: toString(v[1]), block: toString(v[2]), holding: toInt(v[3]) > 0})
+			continue
+		}
 		c, err := decodeClaim(ctxs, toString(v[0]), toString(v[1]), toString(v[2]))
 		if err != nil {
 			f.log.Error("corrupt frontier entry finished as illegal (-7)", "frontier", f.name, "lease", toString(v[0]), "err", err)
@@ -166,7 +189,7 @@ func (f *Frontier) parseClaims(ctx context.Context, shard int, reply any) ([]*Cl
 		}
 		out = append(out, c)
 	}
-	return out, next, withheld
+	return out, next, withheld, heads
 }
 
 func decodeClaim(ctxs ctxCache, lease, raw, blob string) (*Claim, error) {

@@ -121,6 +121,7 @@ type Frontier struct {
 	now      func() time.Time
 	log      *slog.Logger
 	sc       scripts
+	blocks   *blockCodec
 	rotate   atomic.Uint32
 
 	bloomMu      sync.Mutex
@@ -141,7 +142,11 @@ func New(rdb redis.UniversalClient, name string, o Options) (*Frontier, error) {
 	if name == "" {
 		return nil, errors.New("frontier: name is required")
 	}
-	f := &Frontier{rdb: rdb, name: name, mode: "r", now: o.Now, log: o.Logger, sc: newScripts()}
+	blocks, err := newBlockCodec()
+	if err != nil {
+		return nil, fmt.Errorf("frontier %s: %w", name, err)
+	}
+	f := &Frontier{rdb: rdb, name: name, mode: "r", now: o.Now, log: o.Logger, sc: newScripts(), blocks: blocks}
 	for i := range o.Shards {
 		tag := name
 		if o.Shards > 1 {

@@ -41,11 +41,11 @@ func (f *Frontier) NextURIs(ctx context.Context, host string, n int) ([]QueuedUR
 	for level := LevelForced; level <= LevelNormal && len(out) < n; level++ {
 		// Twice what is wanted, so a few superseded entries do not cut
 		// the list short.
-		items, err := f.rdb.LRange(ctx, p+"q:"+host+":"+strconv.Itoa(level), 0, int64(2*(n-len(out)))-1).Result()
+		q, err := f.readQueue(ctx, p+"q:"+host+":"+strconv.Itoa(level), 0, int64(2*(n-len(out)))-1)
 		if err != nil {
 			return nil, fmt.Errorf("frontier %s next URIs of %s: %w", f.name, host, err)
 		}
-		got, err := f.liveItems(ctx, p, host, items, n-len(out))
+		got, err := f.liveItems(ctx, p, host, q.items, n-len(out))
 		if err != nil {
 			return nil, err
 		}

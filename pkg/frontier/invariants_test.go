@@ -96,7 +96,7 @@ func checkInvariants(t *testing.T, rdb *redis.Client, p string) {
 		count(item, "a")
 	}
 	for _, qk := range append(keys("q:*"), keys("qh:*")...) {
-		for _, item := range rdb.LRange(ctx, qk, 0, -1).Val() {
+		for _, item := range listItems(t, rdb, qk) {
 			count(item, "q")
 		}
 	}
@@ -120,6 +120,28 @@ func checkInvariants(t *testing.T, rdb *redis.Client, p string) {
 	if len(ctxn) != len(refs) || len(blobs) != len(refs) {
 		t.Errorf("%d contexts referenced, %d counted, %d stored", len(refs), len(ctxn), len(blobs))
 	}
+}
+
+// listItems reads a queue with its blocks unpacked; with t, a block that
+// does not unpack, or holds no items or more than blockItems, fails it.
+func listItems(t *testing.T, rdb *redis.Client, key string) []string {
+	c, err := newBlockCodec()
+	if err != nil {
+		panic(err)
+	}
+	var out []string
+	for _, e := range rdb.LRange(context.Background(), key, 0, -1).Val() {
+		if !isBlock(e) {
+			out = append(out, e)
+			continue
+		}
+		items, err := c.unpack(e)
+		if t != nil && (err != nil || len(items) > blockItems) {
+			t.Errorf("queue %s: block of %d items: %v", key, len(items), err)
+		}
+		out = append(out, items...)
+	}
+	return out
 }
 
 // Batches that name one host, source or context many times (and one
@@ -285,13 +307,13 @@ func ixBucket(uk string, nb int) int {
 func (v indexView) count(rdb *redis.Client, p, host string) (live, leased, held int64) {
 	ctx := context.Background()
 	for level := range 3 {
-		for _, raw := range rdb.LRange(ctx, p+"q:"+host+":"+strconv.Itoa(level), 0, -1).Val() {
+		for _, raw := range listItems(nil, rdb, p+"q:"+host+":"+strconv.Itoa(level)) {
 			if it, err := parseItem(raw); err == nil && v[it.uk] == queuedState(it.level, it.seq) {
 				live++
 			}
 		}
 	}
-	for _, raw := range rdb.LRange(ctx, p+"qh:"+host, 0, -1).Val() {
+	for _, raw := range listItems(nil, rdb, p+"qh:"+host) {
 		if it, err := parseItem(raw); err == nil && v[it.uk] == "h"+strconv.Itoa(it.level)+it.seq {
 			held++
 		}

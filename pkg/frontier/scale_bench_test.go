@@ -44,11 +44,18 @@ type scaleResult struct {
 	cycleFirst, cycleLast   float64 // claim+complete cycles/s at a tenth and at all queued
 	queuedFirst, queuedLast int64
 	bytesPerURI             float64 // used_memory per queued URI, Bloom bitmaps excluded
-	bloomBytes              int64   // the Bloom bitmaps in Redis
-	bloomBitsPerURI         float64 // of the expected URIs
-	evalUsFirst, evalUsLast map[string]float64
+	// bytesPerURISettled is the same once clients' buffers are freed;
+	// bytesPerURIAlloc less the Bloom bitmaps' allocations (MEMORY
+	// USAGE) rather than their lengths.
+	bytesPerURISettled, bytesPerURIAlloc float64
+	bloomBytes                           int64   // the Bloom bitmaps in Redis
+	bloomBitsPerURI                      float64 // of the expected URIs
+	evalUsFirst, evalUsLast              map[string]float64
 	// byKind is MEMORY USAGE per queued URI by key kind (q, x, h, ...).
 	byKind map[string]float64
+	// memStats is MEMORY STATS per queued URI: what used_memory holds
+	// beside the keys (client buffers, the main dict, scripts).
+	memStats map[string]float64
 	// Per claim+complete cycle and per admission: redis-server CPU µs
 	// (INFO cpu) and, with TRAWLER_BENCH_PERF=1, instructions (perf
 	// stat), which unlike times do not vary with the machine's load.
@@ -80,6 +87,8 @@ func BenchmarkFrontierScale(b *testing.B) {
 	for range b.N {
 		r := runScale(b, cfg)
 		b.ReportMetric(r.bytesPerURI, "bytes/queued-uri")
+		b.ReportMetric(r.bytesPerURISettled, "bytes/queued-uri-settled")
+		b.ReportMetric(r.bytesPerURIAlloc, "bytes/queued-uri-alloc")
 		b.ReportMetric(float64(r.bloomBytes)/float64(cfg.bloomURIs), "bloom-bytes/uri")
 		b.ReportMetric(r.bloomBitsPerURI, "bloom-bits/uri")
 		b.ReportMetric(r.admitFirst, "admit/s@10%")
@@ -93,6 +102,8 @@ func BenchmarkFrontierScale(b *testing.B) {
 			r.cycleFirst, r.queuedFirst, r.cycleLast, r.queuedLast, pct(r.cycleFirst, r.cycleLast))
 		b.Logf("EVALSHA µs per call at 10%%: %v; at 100%%: %v", r.evalUsFirst, r.evalUsLast)
 		b.Logf("MEMORY USAGE per queued URI by key kind: %v", r.byKind)
+		b.Logf("MEMORY STATS per queued URI: %v; used_memory per queued URI once clients' buffers are freed: %.1f, less the Bloom bitmaps' allocations (not lengths): %.1f",
+			r.memStats, r.bytesPerURISettled, r.bytesPerURIAlloc)
 		b.Logf("redis-server per admission: %.1f then %.1f CPU µs, %.0f then %.0f instructions; per claim+complete: %.1f then %.1f CPU µs, %.0f then %.0f instructions",
 			r.admitCPUFirst, r.admitCPULast, r.admitInstrFirst, r.admitInstrLast, r.cycleCPUFirst, r.cycleCPULast, r.cycleInstrFirst, r.cycleInstrLast)
 	}
@@ -160,7 +171,22 @@ func runScale(tb testing.TB, cfg scaleConfig) scaleResult {
 	r.queuedLast = st.Queued
 	r.bloomBytes = bloomBytesIn(tb, rdb, f)
 	r.bytesPerURI = float64(usedMemoryTB(tb, rdb)-base-r.bloomBytes) / float64(st.Queued)
+	r.memStats = memoryStats(tb, rdb, st.Queued)
+	// Clients' buffers of the last calls are freed by Redis's cron once
+	// the clients idle: used_memory again once they are.
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		if memoryStats(tb, rdb, 1)["clients.normal"] < 1<<20 {
+			break
+		}
+	}
+	used := usedMemoryTB(tb, rdb)
+	r.bytesPerURISettled = float64(used-base-r.bloomBytes) / float64(st.Queued)
 	r.byKind = memoryByKind(tb, rdb, st.Queued)
+	// The bitmaps' allocations exceed their length by what the
+	// allocator rounds up (its size classes are 128 MB apart at 512 MB),
+	// which differs from run to run: used_memory less the allocations is
+	// what the queued URIs cost.
+	r.bytesPerURIAlloc = (float64(used-base) - r.byKind["bloom"]*float64(st.Queued)) / float64(st.Queued)
 	r.bloomBitsPerURI = float64(f.bloom.m) / float64(cfg.bloomURIs)
 	before = commandStats(tb, rdb)
 	r.cycleCPULast, r.cycleInstrLast = serverCost(tb, rdb, cfg.cycles, func() {
@@ -168,6 +194,33 @@ func runScale(tb testing.TB, cfg scaleConfig) scaleResult {
 	})
 	r.evalUsLast = evalUs(before, commandStats(tb, rdb))
 	return r
+}
+
+// memoryStats is MEMORY STATS's byte counts per queued URI.
+func memoryStats(tb testing.TB, rdb *redis.Client, queued int64) map[string]float64 {
+	tb.Helper()
+	v, err := rdb.Do(context.Background(), "MEMORY", "STATS").Result()
+	if err != nil {
+		tb.Fatalf("memory stats: %v", err)
+	}
+	out := map[string]float64{}
+	add := func(k, n any) {
+		name, _ := k.(string)
+		if b, ok := n.(int64); ok && (b > 1<<20 && !strings.HasPrefix(name, "keys.") || name == "clients.normal") {
+			out[name] = float64(int(float64(b)/float64(max(queued, 1))*10)) / 10
+		}
+	}
+	switch m := v.(type) {
+	case map[any]any: // RESP3
+		for k, n := range m {
+			add(k, n)
+		}
+	case []any:
+		for i := 0; i+1 < len(m); i += 2 {
+			add(m[i], m[i+1])
+		}
+	}
+	return out
 }
 
 // memoryByKind sums MEMORY USAGE over every key by its kind, the part of

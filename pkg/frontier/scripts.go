@@ -40,12 +40,14 @@ var (
 	luaUnhold string
 	//go:embed lua/ixget.lua
 	luaIxGet string
+	//go:embed lua/splice.lua
+	luaSplice string
 )
 
 // scripts are the frontier's Lua scripts. A redis.Script holds only its
 // source and SHA, so sharing one set is safe.
 type scripts struct {
-	admit, claim, complete, reap, renew, pauseHost, journal, purge, unhold, ixget *redis.Script
+	admit, claim, complete, reap, renew, pauseHost, journal, purge, unhold, ixget, splice *redis.Script
 }
 
 // newScripts runs each script body as a function and then flush
@@ -59,6 +61,6 @@ func newScripts() scripts {
 	return scripts{
 		admit: s(luaAdmit), claim: s(luaClaim, luaFair), complete: s(luaComplete, luaBackoff, luaSettle), reap: s(luaReap, luaBackoff, luaSettle),
 		renew: s(luaRenew), pauseHost: s(luaPauseHost), journal: s(luaJournal, luaBackoff, luaSettle), purge: s(luaPurge),
-		unhold: s(luaUnhold), ixget: s(luaIxGet),
+		unhold: s(luaUnhold), ixget: s(luaIxGet), splice: s(luaSplice),
 	}
 }

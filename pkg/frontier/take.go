@@ -59,7 +59,7 @@ func (f *Frontier) TakeQueued(ctx context.Context, sel Selector, lease time.Dura
 			return out, fmt.Errorf("frontier %s take queued: %w", f.name, err)
 		}
 		for _, host := range hosts {
-			items, err := f.selectQueued(ctx, p, host, sel)
+			items, err := f.selectQueued(ctx, shard, host, sel, true)
 			if err != nil {
 				return out, err
 			}
@@ -72,7 +72,7 @@ func (f *Frontier) TakeQueued(ctx context.Context, sel Selector, lease time.Dura
 				if err != nil {
 					return out, fmt.Errorf("frontier %s take queued of %s: %w", f.name, host, err)
 				}
-				got, _, _ := f.parseClaims(ctx, shard, replies[0])
+				got, _, _, _ := f.parseClaims(ctx, shard, replies[0])
 				out = append(out, got...)
 			}
 		}
@@ -81,21 +81,39 @@ func (f *Frontier) TakeQueued(ctx context.Context, sel Selector, lease time.Dura
 }
 
 // selectQueued reads a host's queues and returns the items sel selects.
-func (f *Frontier) selectQueued(ctx context.Context, p, host string, sel Selector) ([]any, error) {
+// For a take (take.lua finds items by value), the blocks holding them
+// are unpacked in their queues first.
+func (f *Frontier) selectQueued(ctx context.Context, shard int, host string, sel Selector, forTake bool) ([]any, error) {
+	p := f.prefixes[shard]
 	pipe := f.rdb.Pipeline()
 	var cmds [4]*redis.StringSliceCmd
+	keys := [4]string{}
 	for lvl := range 3 {
-		cmds[lvl] = pipe.LRange(ctx, fmt.Sprintf("%sq:%s:%d", p, host, lvl), 0, -1)
+		keys[lvl] = fmt.Sprintf("%sq:%s:%d", p, host, lvl)
+		cmds[lvl] = pipe.LRange(ctx, keys[lvl], 0, -1)
 	}
 	// URIs held while their target is paused are queued too.
-	cmds[3] = pipe.LRange(ctx, p+"qh:"+host, 0, -1)
+	keys[3] = p + "qh:" + host
+	cmds[3] = pipe.LRange(ctx, keys[3], 0, -1)
 	if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
 		return nil, fmt.Errorf("frontier %s read queue of %s: %w", f.name, host, err)
 	}
+	reads := make([]queueRead, len(cmds))
+	for i, c := range cmds {
+		reads[i] = f.unpackRead(keys[i], c.Val())
+	}
+	items, err := f.selectItems(ctx, p, host, sel, reads)
+	if err != nil || !forTake {
+		return items, err
+	}
+	return items, f.unpackFor(ctx, shard, reads, items)
+}
+
+func (f *Frontier) selectItems(ctx context.Context, p, host string, sel Selector, reads []queueRead) ([]any, error) {
 	var items []any
 	var ctxIDs []string
-	for _, c := range cmds {
-		for _, raw := range c.Val() {
+	for _, q := range reads {
+		for _, raw := range q.items {
 			it, err := parseItem(raw)
 			if err != nil {
 				continue // claim finishes a corrupt item as -7 when it comes up

@@ -193,34 +193,31 @@ func (f *Frontier) leaseState(ctx context.Context, p, host, v string, st *URISta
 }
 
 // queuePlace finds a queued (or held) URI in its list, at most
-// positionScanMax entries deep, for its place and retries.
+// positionScanMax list elements deep, for its place and retries.
 func (f *Frontier) queuePlace(ctx context.Context, p, host, uk string, held bool, st *URIState) error {
 	list := fmt.Sprintf("%sq:%s:%d", p, host, st.Level)
 	if held {
 		list = p + "qh:" + host
-	} else if st.Level > 0 {
-		pipe := f.rdb.Pipeline()
-		lens := make([]*redis.IntCmd, st.Level)
-		for lvl := range lens {
-			lens[lvl] = pipe.LLen(ctx, fmt.Sprintf("%sq:%s:%d", p, host, lvl))
-		}
-		if _, err := pipe.Exec(ctx); err != nil {
-			return fmt.Errorf("frontier %s queue of %s: %w", f.name, host, err)
-		}
-		for _, l := range lens {
-			st.Ahead += l.Val()
+	} else {
+		for lvl := range st.Level {
+			n, err := f.queueLen(ctx, fmt.Sprintf("%sq:%s:%d", p, host, lvl))
+			if err != nil {
+				return err
+			}
+			st.Ahead += n
 		}
 	}
 	want := uk + " " + strconv.FormatInt(st.Seq, 10) + " "
 	const chunk = 1000
+	pos := 0
 	for start := int64(0); start < positionScanMax; start += chunk {
-		items, err := f.rdb.LRange(ctx, list, start, start+chunk-1).Result()
+		q, err := f.readQueue(ctx, list, start, start+chunk-1)
 		if err != nil {
-			return fmt.Errorf("frontier %s queue of %s: %w", f.name, host, err)
+			return err
 		}
-		for i, raw := range items {
+		for i, raw := range q.items {
 			if strings.HasPrefix(raw, want) {
-				st.Position = int(start) + i
+				st.Position = pos + i
 				if !held {
 					st.Ahead += int64(st.Position)
 				}
@@ -230,9 +227,34 @@ func (f *Frontier) queuePlace(ctx context.Context, p, host, uk string, held bool
 				return nil
 			}
 		}
-		if len(items) < chunk {
+		pos += len(q.items)
+		if q.elems < chunk {
 			break
 		}
 	}
 	return nil
+}
+
+// queueLen counts a queue's items, blocks by their headers, within
+// positionScanMax list elements.
+func (f *Frontier) queueLen(ctx context.Context, key string) (int64, error) {
+	var n int64
+	const chunk = 1000
+	for start := int64(0); start < positionScanMax; start += chunk {
+		elems, err := f.rdb.LRange(ctx, key, start, start+chunk-1).Result()
+		if err != nil {
+			return 0, fmt.Errorf("frontier %s queue %s: %w", f.name, key, err)
+		}
+		for _, e := range elems {
+			if isBlock(e) {
+				n += int64(blockLen(e))
+			} else {
+				n++
+			}
+		}
+		if len(elems) < chunk {
+			break
+		}
+	}
+	return n, nil
 }

@@ -79,12 +79,14 @@ func (f *Frontier) TakeMore(ctx context.Context, host string, n int, lease time.
 	s := f.shardOf(host)
 	p := f.prefixes[s]
 	var items []any
+	var reads []queueRead
 	for level := LevelForced; level <= LevelNormal && len(items) < n; level++ {
-		raw, err := f.rdb.LRange(ctx, p+"q:"+host+":"+strconv.Itoa(level), 0, int64(2*(n-len(items)))-1).Result()
+		q, err := f.readQueue(ctx, p+"q:"+host+":"+strconv.Itoa(level), 0, int64(2*(n-len(items)))-1)
 		if err != nil {
 			return nil, fmt.Errorf("frontier %s take next of %s: %w", f.name, host, err)
 		}
-		live, err := f.liveRaw(ctx, p, host, raw)
+		reads = append(reads, q)
+		live, err := f.liveRaw(ctx, p, host, q.items)
 		if err != nil {
 			return nil, err
 		}
@@ -93,6 +95,9 @@ func (f *Frontier) TakeMore(ctx context.Context, host string, n int, lease time.
 				items = append(items, r)
 			}
 		}
+	}
+	if err := f.unpackFor(ctx, s, reads, items); err != nil {
+		return nil, err
 	}
 	return f.take(ctx, s, host, items, lease)
 }
@@ -109,7 +114,7 @@ func (f *Frontier) take(ctx context.Context, shard int, host string, items []any
 	if err != nil {
 		return nil, fmt.Errorf("frontier %s take of %s: %w", f.name, host, err)
 	}
-	got, _, _ := f.parseClaims(ctx, shard, replies[0])
+	got, _, _, _ := f.parseClaims(ctx, shard, replies[0])
 	return got, nil
 }
 
@@ -154,7 +159,7 @@ func (f *Frontier) TakeURL(ctx context.Context, url string, lease time.Duration)
 		return nil, fmt.Errorf("frontier %s take %q: %w", f.name, url, err)
 	}
 	s := f.shardOf(host)
-	items, err := f.selectQueued(ctx, f.prefixes[s], host, Selector{URL: func(u string) bool { return u == url }})
+	items, err := f.selectQueued(ctx, s, host, Selector{URL: func(u string) bool { return u == url }}, true)
 	if err != nil || len(items) == 0 {
 		return nil, err
 	}
@@ -269,8 +274,9 @@ func (f *Frontier) InFlight(ctx context.Context, host string) ([]*Claim, error) 
 // a claim takes them, with what they inherit: a dump, not for the hot
 // path.
 func (f *Frontier) Queued(ctx context.Context, host string) ([]messages.Launch, error) {
-	p := f.prefixes[f.shardOf(host)]
-	items, err := f.selectQueued(ctx, p, host, Selector{})
+	s := f.shardOf(host)
+	p := f.prefixes[s]
+	items, err := f.selectQueued(ctx, s, host, Selector{}, false)
 	if err != nil {
 		return nil, err
 	}

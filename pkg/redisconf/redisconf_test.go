@@ -20,11 +20,11 @@ func TestCheck(t *testing.T) {
 	if diffs, err := redisconf.Check(ctx, rdb); err != nil || len(diffs) != 0 {
 		t.Fatalf("server started with Args: %q, %v", diffs, err)
 	}
-	if err := rdb.ConfigSet(ctx, "list-compress-depth", "0").Err(); err != nil {
+	if err := rdb.ConfigSet(ctx, "list-compress-depth", "1").Err(); err != nil {
 		t.Fatal(err)
 	}
 	diffs, err := redisconf.Check(ctx, rdb)
-	if err != nil || len(diffs) != 1 || !strings.HasPrefix(diffs[0], "list-compress-depth is 0, the frontier's memory figures assume 1") {
+	if err != nil || len(diffs) != 1 || !strings.HasPrefix(diffs[0], "list-compress-depth is 1, the frontier's memory figures assume 0") {
 		t.Fatalf("changed setting: %q, %v", diffs, err)
 	}
 
@@ -41,7 +41,7 @@ func TestCheck(t *testing.T) {
 
 func TestArgs(t *testing.T) {
 	got := strings.Join(redisconf.Args(), " ")
-	if want := "--hash-max-listpack-entries 128 --list-compress-depth 1 --list-max-listpack-size 16"; got != want {
+	if want := "--hash-max-listpack-entries 128 --list-compress-depth 0 --list-max-listpack-size 16"; got != want {
 		t.Fatalf("Args() = %q, want %q", got, want)
 	}
 }

@@ -158,4 +158,21 @@ while i <= #ARGV do
   i = i + F + k
 end
 if bloomAdded > 0 then redis.call('HINCRBY', META, 'bloomn', bloomAdded) end
+-- Queues whose tail now has COMPACT_AT plain items (the element that far
+-- from the end is not a block), one more before them: reported after
+-- the verdicts with how many items this call pushed, for the admitting
+-- worker to pack into blocks (blocks.go: compactAt, and hotHead items a
+-- queue without blocks keeps plain).
+if pushes then
+  local COMPACT_AT, HOT_HEAD = 8, 1
+  for key, l in pairs(pushes) do
+    pushes[key] = nil
+    mcall('RPUSH', key, l)
+    local e = redis.call('LINDEX', key, -COMPACT_AT)
+    if e and string.byte(e, 1) ~= 0 and redis.call('LINDEX', key, -COMPACT_AT - HOT_HEAD) then
+      out[#out + 1] = key
+      out[#out + 1] = #l
+    end
+  end
+end
 return out

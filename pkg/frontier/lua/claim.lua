@@ -29,6 +29,9 @@ end
 -- its empty levels.
 local emptyq = {}
 
+-- nextBlock is the block behind the item pop took, if any: {queue, block}.
+local nextBlock
+
 -- Paused targets' source ids, read once per call and only when any.
 local paused
 if redis.call('SCARD', PSRC) > 0 then
@@ -47,8 +50,9 @@ local HOLD_MAX = 1000
 -- host's qh: list (its index entry 'h'), so it does not hold up the
 -- host's other targets; unhold.lua puts it back when the target resumes.
 -- Each item is set aside once per pause, so a claim costs O(1) amortised.
--- pop returns how many it set aside, whether it stopped at HOLD_MAX, and
--- the item with its fields (nil when none).
+-- pop returns how many it set aside, whether it stopped (at HOLD_MAX or
+-- at a block), and the item with its fields (nil when none), or, at a
+-- block, the queue and the block.
 local function pop(host)
   local held = 0
   for level = 0, 2 do
@@ -61,9 +65,19 @@ local function pop(host)
         emptyq[qk] = true
         break
       end
+      if string.byte(item, 1) == 0 then
+        -- A cold block (blocks.go): put back for the worker to unpack;
+        -- the host waits for the next call, its lower levels too.
+        redis.call('LPUSH', qk, item)
+        return held, true, nil, qk, item
+      end
       local uk, seq, lvl, r, ctx = parse(item)
       if uk and ixget(uk) == qstate(lvl, seq) then
         if not (paused and paused[srcOf(ctx)]) then
+          -- A block next is reported now, so that it is unpacked before
+          -- the host's next claim.
+          local nx = redis.call('LINDEX', qk, 0)
+          if nx and string.byte(nx, 1) == 0 then nextBlock = {qk, nx} end
           return held, false, item, uk, seq, lvl, r, ctx
         end
         redis.call('RPUSH', P .. 'qh:' .. host, item)
@@ -76,6 +90,18 @@ local function pop(host)
     end
   end
   return held, false
+end
+
+-- report asks the worker to unpack a block at the head of queue qk
+-- (blocks.go): an entry without a lease, with how many URIs of paused
+-- targets were set aside before it (a long run of them is unpacked
+-- whole).
+local function report(qk, block, held)
+  out[#out + 1] = ''
+  out[#out + 1] = qk
+  out[#out + 1] = block
+  out[#out + 1] = held
+  for _ = 1, 13 do out[#out + 1] = 0 end
 end
 
 -- hold counts the URIs pop set aside at host (hk its hash).
@@ -106,9 +132,14 @@ end
 -- claimOne claims the next URI of host; it returns whether the host can
 -- give another one now (parallelQueues left, still ready).
 local function claimOne(host)
+  nextBlock = nil
   local held, more, item, uk, seq, lvl, r, ctx = pop(host)
   local hk = P .. 'h:' .. host
   hold(host, hk, held)
+  if more and uk then
+    -- The host gives nothing for a block at its head.
+    report(uk, seq, held)
+  end
   if item then
     local lseq = nextseq(P .. 'lseq')
     -- The index says under which lease and since when (URIState).
@@ -131,13 +162,15 @@ local function claimOne(host)
     out[#out + 1] = num(v[11])
     claimed = claimed + 1
     fair.mine = fair.mine + 1
+    if nextBlock then report(nextBlock[1], nextBlock[2], 0) end
     -- The host was just scheduled: it gives another URI now if ready now.
     return t ~= nil and t <= now
   end
   local v = redis.call('HMGET', hk, 'n', 'a', 'pq', 'p', 'next')
   local n0 = num(v[1])
-  -- Set aside HOLD_MAX URIs: the host keeps its place for the next call.
-  -- Otherwise only stale entries were left: the host has nothing queued.
+  -- Set aside HOLD_MAX URIs, or met a block: the host keeps its place
+  -- for the next call. Otherwise only stale entries were left: the host
+  -- has nothing queued.
   local dn = -n0
   if more then dn = -held end
   local n, a = adjust(n0, num(v[2]), dn, 0)

@@ -1,0 +1,287 @@
+package frontier
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+func testCodec(t testing.TB) *blockCodec {
+	c, err := newBlockCodec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestBlockRoundTrip(t *testing.T) {
+	c := testCodec(t)
+	for _, items := range [][]string{
+		{"a"},
+		{"", "x y z", strings.Repeat("\x1f\x00\xff", 300)},
+		strings.Fields(strings.Repeat("uk1 uk2 uk3 uk4 ", 8)),
+	} {
+		b := c.pack(items)
+		if !isBlock(b) || blockLen(b) != len(items) {
+			t.Fatalf("pack(%d items): mark %v, count %d", len(items), isBlock(b), blockLen(b))
+		}
+		got, err := c.unpack(b)
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(items) {
+			t.Fatalf("unpack = %q, %v; want %q", got, err, items)
+		}
+	}
+	if got := c.packAll(make([]string, 2*blockItems+1)); len(got) != 3 || blockLen(got[2]) != 1 {
+		t.Fatalf("packAll of %d items: %d blocks", 2*blockItems+1, len(got))
+	}
+}
+
+// Damaged blocks give an error naming what is wrong, never a panic or
+// items the block did not hold.
+func TestBlockCorrupt(t *testing.T) {
+	c := testCodec(t)
+	good := c.pack([]string{"one", "two", "three"})
+	// A frame whose items do not fill the count, and one with a cut item.
+	short := string(binary.AppendUvarint([]byte{blockMark}, 5)) + good[2:]
+	var cut []byte
+	cut = binary.AppendUvarint(cut, 40)
+	cut = append(cut, "only ten b"...)
+	cutItem := string(binary.AppendUvarint([]byte{blockMark}, 1)) + string(c.enc.EncodeAll(cut, nil))
+	for _, tc := range []struct{ name, in, want string }{
+		{"plain item", "uk 1 2 0 ctx p", "no block mark"},
+		{"mark only", "\x00", "bad item count"},
+		{"zero items", "\x00\x00", "bad item count"},
+		{"truncated frame", good[:len(good)-4], "queue block of 3 items"},
+		{"garbage frame", "\x00\x03garbage", "queue block of 3 items"},
+		{"count differs", short, "header says 5"},
+		{"item cut", cutItem, "cut at byte 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			items, err := c.unpack(tc.in)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || items != nil {
+				t.Fatalf("unpack = %q, %v; want error with %q", items, err, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzBlockUnpack(f *testing.F) {
+	c := testCodec(f)
+	f.Add(c.pack([]string{"a", "bb"}))
+	f.Add("\x00\x02")
+	f.Fuzz(func(t *testing.T, s string) {
+		items, err := c.unpack(s)
+		if err == nil && (len(items) != blockLen(s) || len(items) == 0) {
+			t.Fatalf("%d items, header %d", len(items), blockLen(s))
+		}
+	})
+}
+
+// The packing constants admit.lua repeats are blocks.go's.
+func TestBlockConstantsInLua(t *testing.T) {
+	m := regexp.MustCompile(`local COMPACT_AT, HOT_HEAD = (\d+), (\d+)`).FindStringSubmatch(luaAdmit)
+	if m == nil || m[1] != fmt.Sprint(compactAt) || m[2] != fmt.Sprint(hotHead) {
+		t.Fatalf("admit.lua has %q, blocks.go compactAt %d hotHead %d", m, compactAt, hotHead)
+	}
+}
+
+// queueShape describes a queue's elements: p a plain item, B a block.
+func queueShape(rdb *redis.Client, key string) string {
+	var b strings.Builder
+	for _, e := range rdb.LRange(context.Background(), key, 0, -1).Val() {
+		if isBlock(e) {
+			fmt.Fprintf(&b, "B%d ", blockLen(e))
+		} else {
+			b.WriteString("p ")
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// A long queue is packed into blocks as it is admitted and claimed in
+// arrival order through them, precedence kept, nothing lost or doubled.
+func TestQueueBlocks(t *testing.T) {
+	forBackends(t, func(t *testing.T, rdb *redis.Client) {
+		f := newTestFrontier(t, rdb, newClock(), Options{})
+		const n = 200
+		var want []string
+		for i := range n {
+			// One at a time, as pages' outlinks come, and in batches.
+			c := cand("a", fmt.Sprintf("/p%03d", i), "LL", false)
+			want = append(want, c.Launch.URL)
+			admit(t, f, c)
+		}
+		var batch []Candidate
+		for i := range 40 {
+			batch = append(batch, cand("a", fmt.Sprintf("/seed%02d", i), "", true))
+		}
+		admit(t, f, batch...)
+		checkInvariants(t, rdb, "{t}:")
+		normal, seeds := "{t}:q:a:2", "{t}:q:a:0"
+		shape := queueShape(rdb, normal)
+		// hotHead plain, full blocks, then fewer than compactAt plain.
+		if !regexp.MustCompile(`^p( B32){5,6}( B[1-3]?[0-9])?( p){0,7}$`).MatchString(shape) {
+			t.Fatalf("queue of %d: %s", n, shape)
+		}
+		if got := len(listItems(t, rdb, seeds)); got != 40 {
+			t.Fatalf("seed queue holds %d items (%s)", got, queueShape(rdb, seeds))
+		}
+		var got []string
+		for range n + 60 {
+			cs := claim(t, f, 1)
+			if len(cs) == 0 {
+				break
+			}
+			got = append(got, cs[0].Launch.URL)
+			finish(t, f, cs...)
+		}
+		if len(got) != n+40 {
+			t.Fatalf("claimed %d of %d", len(got), n+40)
+		}
+		for i, u := range got[:40] {
+			if u != batch[i].Launch.URL {
+				t.Fatalf("claim %d: %s, want the seed %s", i, u, batch[i].Launch.URL)
+			}
+		}
+		mustEqual(t, "claim order", strings.Join(got[40:], " "), strings.Join(want, " "))
+		checkInvariants(t, rdb, "{t}:")
+		mustEqual(t, "queued at the end", stats(t, f).Queued, int64(0))
+	})
+}
+
+// A compaction or an unpacking computed from a read that another worker
+// overtook changes nothing.
+func TestQueueBlocksRace(t *testing.T) {
+	rdb := backends()[0].open(t)
+	f := newTestFrontier(t, rdb, newClock(), Options{})
+	ctx := context.Background()
+	key := "{t}:q:a:2"
+	for i := range 7 {
+		admit(t, f, cand("a", fmt.Sprintf("/p%02d", i), "LL", false))
+	}
+	// compactAt plain items without an admission: one claimed, one
+	// admitted, the claimed one put back at the head.
+	cs := claim(t, f, 1)
+	admit(t, f, cand("a", "/p07", "LL", false))
+	if err := f.Release(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, "plain", queueShape(rdb, key), "p p p p p p p p")
+	run, ok := f.tailRun(key, 9, rdb.LRange(ctx, key, 0, -1).Val())
+	if !ok || len(run.old) != 8 {
+		t.Fatalf("tail run of 8 plain: %v, %d old", ok, len(run.old))
+	}
+	// Another worker packs the tail first, at its admission.
+	admit(t, f, cand("a", "/p08", "LL", false))
+	mustEqual(t, "after an admission", queueShape(rdb, key), "p B8")
+	if done, err := f.splice(ctx, 0, []spliceRun{run}); err != nil || done != 0 {
+		t.Fatalf("stale compaction: %d applied, %v", done, err)
+	}
+	mustEqual(t, "unchanged", queueShape(rdb, key), "p B8")
+	// An unpacking of a block that is gone changes nothing.
+	b8 := rdb.LIndex(ctx, key, 1).Val()
+	for i := 9; i < 17; i++ {
+		admit(t, f, cand("a", fmt.Sprintf("/p%02d", i), "LL", false))
+	}
+	mustEqual(t, "merged", queueShape(rdb, key), "p B16")
+	if err := f.unpackHeads(ctx, 0, []headBlock{{key: key, block: b8}}); err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, "head unpacking of a block gone", queueShape(rdb, key), "p B16")
+	checkInvariants(t, rdb, "{t}:")
+	var got []string
+	for range 20 {
+		cs := claim(t, f, 1)
+		if len(cs) == 0 {
+			break
+		}
+		got = append(got, strings.TrimPrefix(cs[0].Launch.URL, "http://a/"))
+		finish(t, f, cs...)
+	}
+	mustEqual(t, "claimed", strings.Join(got, " "), "p00 p01 p02 p03 p04 p05 p06 p07 p08 p09 p10 p11 p12 p13 p14 p15 p16")
+}
+
+// A block that no longer unpacks is dropped with an error logged: its
+// host goes on with the rest of its queue.
+func TestQueueBlockCorruptAtHead(t *testing.T) {
+	rdb := backends()[0].open(t)
+	var logs bytes.Buffer
+	f := newTestFrontier(t, rdb, newClock(), Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	ctx := context.Background()
+	key := "{t}:q:a:2"
+	for i := range 30 {
+		admit(t, f, cand("a", fmt.Sprintf("/p%02d", i), "LL", false))
+	}
+	mustEqual(t, "shape", queueShape(rdb, key), "p B24 p p p p p")
+	if err := rdb.LSet(ctx, key, 1, "\x00\x18damaged").Err(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for range 40 {
+		cs := claim(t, f, 1)
+		if len(cs) == 0 {
+			break
+		}
+		got = append(got, strings.TrimPrefix(cs[0].Launch.URL, "http://a/"))
+		finish(t, f, cs...)
+	}
+	mustEqual(t, "claimed", strings.Join(got, " "), "p00 p25 p26 p27 p28 p29")
+	if !strings.Contains(logs.String(), "corrupt queue block dropped") || !strings.Contains(logs.String(), "items=24") {
+		t.Fatalf("log: %s", logs.String())
+	}
+}
+
+// The operator's tools see and take URIs inside blocks: NextURIs lists
+// them, URIState places them, TakeQueued deletes one (its block unpacked
+// in place).
+func TestQueueBlocksOperatorTools(t *testing.T) {
+	rdb := backends()[0].open(t)
+	f := newTestFrontier(t, rdb, newClock(), Options{})
+	ctx := context.Background()
+	key := "{t}:q:a:2"
+	for i := range 100 {
+		admit(t, f, cand("a", fmt.Sprintf("/p%03d", i), "LL", false))
+	}
+	admit(t, f, cand("a", "/seed", "", true))
+	if !strings.Contains(queueShape(rdb, key), "B32") {
+		t.Fatalf("not packed: %s", queueShape(rdb, key))
+	}
+	next, err := f.NextURIs(ctx, "a", 20)
+	if err != nil || len(next) != 20 || next[0].URL != "http://a/seed" || next[19].URL != "http://a/p018" {
+		t.Fatalf("NextURIs: %d, %v", len(next), err)
+	}
+	st, err := f.URIState(ctx, "http://a/p070")
+	if err != nil || st.State != URIQueued || st.Position != 70 || st.Ahead != 71 {
+		t.Fatalf("URIState of p070: %+v, %v", st, err)
+	}
+	taken, err := f.TakeQueued(ctx, Selector{URL: func(u string) bool { return u == "http://a/p050" }}, time.Minute)
+	if err != nil || len(taken) != 1 || taken[0].Launch.URL != "http://a/p050" {
+		t.Fatalf("TakeQueued: %d, %v", len(taken), err)
+	}
+	d := Decision{Status: StatusDeleted}
+	if _, err := f.Complete(ctx, []Outcome{{Claim: taken[0], Status: StatusDeleted, NotFetched: true, Policy: testPolicy(), Decision: &d}}); err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, rdb, "{t}:")
+	more, err := f.TakeMore(ctx, "a", 12, time.Minute)
+	if err != nil || len(more) != 12 || more[11].Launch.URL != "http://a/p010" {
+		t.Fatalf("TakeMore: %d, %v", len(more), err)
+	}
+	checkInvariants(t, rdb, "{t}:")
+	q, err := f.Queued(ctx, "a")
+	if err != nil || len(q) != 100-1-11 {
+		t.Fatalf("Queued: %d, %v", len(q), err)
+	}
+	for _, l := range q {
+		if l.URL == "http://a/p050" {
+			t.Fatal("the deleted URI is still queued")
+		}
+	}
+}
