@@ -92,6 +92,22 @@ func TestBlockConstantsInLua(t *testing.T) {
 	}
 }
 
+// claimAll claims and finishes host a's URIs one at a time, at most limit,
+// until a claim gives none, and returns their paths.
+func claimAll(t *testing.T, f *Frontier, limit int) string {
+	t.Helper()
+	var got []string
+	for range limit {
+		cs := claim(t, f, 1)
+		if len(cs) == 0 {
+			break
+		}
+		got = append(got, strings.TrimPrefix(cs[0].Launch.URL, "http://a/"))
+		finish(t, f, cs...)
+	}
+	return strings.Join(got, " ")
+}
+
 // queueShape describes a queue's elements: p a plain item, B a block.
 func queueShape(rdb *redis.Client, key string) string {
 	var b strings.Builder
@@ -133,24 +149,16 @@ func TestQueueBlocks(t *testing.T) {
 		if got := len(listItems(t, rdb, seeds)); got != 40 {
 			t.Fatalf("seed queue holds %d items (%s)", got, queueShape(rdb, seeds))
 		}
-		var got []string
-		for range n + 60 {
-			cs := claim(t, f, 1)
-			if len(cs) == 0 {
-				break
-			}
-			got = append(got, cs[0].Launch.URL)
-			finish(t, f, cs...)
-		}
+		got := strings.Fields(claimAll(t, f, n+60))
 		if len(got) != n+40 {
 			t.Fatalf("claimed %d of %d", len(got), n+40)
 		}
 		for i, u := range got[:40] {
-			if u != batch[i].Launch.URL {
+			if "http://a/"+u != batch[i].Launch.URL {
 				t.Fatalf("claim %d: %s, want the seed %s", i, u, batch[i].Launch.URL)
 			}
 		}
-		mustEqual(t, "claim order", strings.Join(got[40:], " "), strings.Join(want, " "))
+		mustEqual(t, "claim order", strings.Join(got[40:], " "), strings.ReplaceAll(strings.Join(want, " "), "http://a/", ""))
 		checkInvariants(t, rdb, "{t}:")
 		mustEqual(t, "queued at the end", stats(t, f).Queued, int64(0))
 	})
@@ -196,16 +204,7 @@ func TestQueueBlocksRace(t *testing.T) {
 	}
 	mustEqual(t, "head unpacking of a block gone", queueShape(rdb, key), "p B16")
 	checkInvariants(t, rdb, "{t}:")
-	var got []string
-	for range 20 {
-		cs := claim(t, f, 1)
-		if len(cs) == 0 {
-			break
-		}
-		got = append(got, strings.TrimPrefix(cs[0].Launch.URL, "http://a/"))
-		finish(t, f, cs...)
-	}
-	mustEqual(t, "claimed", strings.Join(got, " "), "p00 p01 p02 p03 p04 p05 p06 p07 p08 p09 p10 p11 p12 p13 p14 p15 p16")
+	mustEqual(t, "claimed", claimAll(t, f, 20), "p00 p01 p02 p03 p04 p05 p06 p07 p08 p09 p10 p11 p12 p13 p14 p15 p16")
 }
 
 // A block that no longer unpacks is dropped with an error logged: its
@@ -223,16 +222,7 @@ func TestQueueBlockCorruptAtHead(t *testing.T) {
 	if err := rdb.LSet(ctx, key, 1, "\x00\x18damaged").Err(); err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for range 40 {
-		cs := claim(t, f, 1)
-		if len(cs) == 0 {
-			break
-		}
-		got = append(got, strings.TrimPrefix(cs[0].Launch.URL, "http://a/"))
-		finish(t, f, cs...)
-	}
-	mustEqual(t, "claimed", strings.Join(got, " "), "p00 p25 p26 p27 p28 p29")
+	mustEqual(t, "claimed", claimAll(t, f, 40), "p00 p25 p26 p27 p28 p29")
 	if !strings.Contains(logs.String(), "corrupt queue block dropped") || !strings.Contains(logs.String(), "items=24") {
 		t.Fatalf("log: %s", logs.String())
 	}
