@@ -164,6 +164,44 @@ func TestQueueBlocks(t *testing.T) {
 	})
 }
 
+// A host that gives several URIs a call (parallelQueues) has its head
+// unpacked far enough for a claim of many: a claim is not held to the
+// few plain items of a head.
+func TestQueueBlocksParallelHost(t *testing.T) {
+	rdb := backends()[0].open(t)
+	f := newTestFrontier(t, rdb, newClock(), Options{})
+	var cs []Candidate
+	for i := range 300 {
+		c := cand("a", fmt.Sprintf("/p%03d", i), "LL", false)
+		c.Policy.Frontier.ParallelQueues = 100
+		cs = append(cs, c)
+		admit(t, f, c) // one at a time, so the queue is packed as it grows
+	}
+	var got []*Claim
+	calls := 0
+	for len(got) < 300 && calls < 40 {
+		calls++
+		batch := claim(t, f, 50)
+		got = append(got, batch...)
+		outs := make([]Outcome, len(batch))
+		for i, c := range batch {
+			outs[i] = Outcome{Claim: c, Status: 200, Policy: cs[0].Policy}
+		}
+		if _, err := f.Complete(context.Background(), outs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(got) != 300 || calls > 9 {
+		t.Fatalf("claimed %d in %d claims of 50", len(got), calls)
+	}
+	for i, c := range got {
+		if c.Launch.URL != cs[i].Launch.URL {
+			t.Fatalf("claim %d: %s, want %s", i, c.Launch.URL, cs[i].Launch.URL)
+		}
+	}
+	checkInvariants(t, rdb, "{t}:")
+}
+
 // A compaction or an unpacking computed from a read that another worker
 // overtook changes nothing.
 func TestQueueBlocksRace(t *testing.T) {

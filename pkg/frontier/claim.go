@@ -167,7 +167,8 @@ func (f *Frontier) parseClaims(ctx context.Context, shard int, reply any) ([]*Cl
 	for i := 1; i+claimFields <= len(vals); i += claimFields {
 		v := vals[i : i+claimFields]
 		if toString(v[0]) == "" {
-			heads = append(heads, headBlock{key: toString(v[1]), block: toString(v[2]), holding: toInt(v[3]) > 0})
+			heads = append(heads, headBlock{key: toString(v[1]), block: toString(v[2]),
+				holding: toInt(v[3]) > 0, busy: toInt(v[4]) > 1})
 			continue
 		}
 		c, err := decodeClaim(ctxs, toString(v[0]), toString(v[1]), toString(v[2]))

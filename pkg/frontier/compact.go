@@ -109,27 +109,31 @@ func (f *Frontier) tailRun(key string, n int64, elems []string) (spliceRun, bool
 }
 
 // headBlock is a block a claim met at the head of a queue; holding: the
-// claim was setting aside URIs of paused targets when it met it.
+// claim was setting aside URIs of paused targets when it met it; busy:
+// it had claimed more than one URI of the host (parallelQueues).
 type headBlock struct {
-	key, block string
-	holding    bool
+	key, block    string
+	holding, busy bool
 }
 
 // holdRun is how many elements of a queue's head are unpacked whole for
-// a claim setting aside URIs of paused targets: about HOLD_MAX items
-// (claim.lua), so a long run of them is set aside as fast as when plain.
+// a claim setting aside URIs of paused targets, about HOLD_MAX items
+// (claim.lua), so a long run of them is set aside as fast as when plain;
+// and for a host that gives several URIs a call, so that one claim is
+// not held to the unpackItems of a head.
 const holdRun = 1000 / blockItems
 
 // unpackHeads unpacks the blocks claims met at queue heads of one shard:
-// unpackItems items become plain, the rest one block again; or, for a claim
-// setting URIs aside, the first holdRun elements whole. A block that
+// unpackItems items become plain, the rest one block again; or, for a
+// claim setting URIs aside or taking several of the host, the first
+// holdRun elements whole. A block that
 // cannot be unpacked (corrupt) is dropped with an error logged, so its
 // host is not stuck: its URIs are lost to this crawl until a rebuild from
 // the journal (docs/frontier.md, Memory).
 func (f *Frontier) unpackHeads(ctx context.Context, shard int, heads []headBlock) error {
 	runs := make([]spliceRun, 0, len(heads))
-	for _, h := range heads {
-		if h.holding {
+	for _, h := range oneHeadPerQueue(heads) {
+		if h.holding || h.busy {
 			elems, err := f.rdb.LRange(ctx, h.key, 0, holdRun-1).Result()
 			if err != nil {
 				return fmt.Errorf("frontier %s read queue %s: %w", f.name, h.key, err)
@@ -157,6 +161,24 @@ func (f *Frontier) unpackHeads(ctx context.Context, shard int, heads []headBlock
 	}
 	_, err := f.splice(ctx, shard, runs)
 	return err
+}
+
+// oneHeadPerQueue merges the reports of one queue (a claim may report a
+// block behind an item, then meet it), keeping the first block and every
+// reason to unpack further.
+func oneHeadPerQueue(heads []headBlock) []headBlock {
+	out := heads[:0:0]
+	at := map[string]int{}
+	for _, h := range heads {
+		if i, ok := at[h.key]; ok {
+			out[i].holding = out[i].holding || h.holding
+			out[i].busy = out[i].busy || h.busy
+			continue
+		}
+		at[h.key] = len(out)
+		out = append(out, h)
+	}
+	return out
 }
 
 // unpackIn unpacks blocks wherever they are in their queues (one shard),

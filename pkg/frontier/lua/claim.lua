@@ -92,16 +92,21 @@ local function pop(host)
   return held, false
 end
 
+-- took counts the URIs this call claimed from the host at hand.
+local took = 0
+
 -- report asks the worker to unpack a block at the head of queue qk
 -- (blocks.go): an entry without a lease, with how many URIs of paused
--- targets were set aside before it (a long run of them is unpacked
--- whole).
+-- targets were set aside before it and how many URIs the call claimed
+-- from the host (a long run of held URIs, or a host that gives several
+-- URIs a call, is unpacked further).
 local function report(qk, block, held)
   out[#out + 1] = ''
   out[#out + 1] = qk
   out[#out + 1] = block
   out[#out + 1] = held
-  for _ = 1, 13 do out[#out + 1] = 0 end
+  out[#out + 1] = took
+  for _ = 1, 12 do out[#out + 1] = 0 end
 end
 
 -- hold counts the URIs pop set aside at host (hk its hash).
@@ -161,6 +166,7 @@ local function claimOne(host)
     out[#out + 1] = num(v[10])
     out[#out + 1] = num(v[11])
     claimed = claimed + 1
+    took = took + 1
     fair.mine = fair.mine + 1
     if nextBlock then report(nextBlock[1], nextBlock[2], 0) end
     -- The host was just scheduled: it gives another URI now if ready now.
@@ -183,6 +189,7 @@ end
 -- A host owed to a hungrier claimer is left ready for it (fairMay).
 for i = 1, #hosts, 2 do
   local host, score = hosts[i], tonumber(hosts[i + 1])
+  took = 0
   while claimed < max and fairMay(fair, score) and claimOne(host) do end
   if claimed >= max then break end
 end
