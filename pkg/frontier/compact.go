@@ -125,11 +125,11 @@ const holdRun = 1000 / blockItems
 
 // unpackHeads unpacks the blocks claims met at queue heads of one shard:
 // unpackItems items become plain, the rest one block again; or, for a
-// claim setting URIs aside or taking several of the host, the first
-// holdRun elements whole. A block that
-// cannot be unpacked (corrupt) is dropped with an error logged, so its
-// host is not stuck: its URIs are lost to this crawl until a rebuild from
-// the journal (docs/frontier.md, Memory).
+// claim setting URIs aside or taking several of the host, the blocks
+// among the first holdRun elements whole. A block that cannot be
+// unpacked (corrupt) is dropped with an error logged, so its host is not
+// stuck: its URIs are lost to this crawl until a rebuild from the journal
+// (docs/frontier.md, Memory).
 func (f *Frontier) unpackHeads(ctx context.Context, shard int, heads []headBlock) error {
 	runs := make([]spliceRun, 0, len(heads))
 	for _, h := range oneHeadPerQueue(heads) {
@@ -138,9 +138,15 @@ func (f *Frontier) unpackHeads(ctx context.Context, shard int, heads []headBlock
 			if err != nil {
 				return fmt.Errorf("frontier %s read queue %s: %w", f.name, h.key, err)
 			}
-			if len(elems) == 0 {
+			// The plain items after the last block stay as they are.
+			last := len(elems) - 1
+			for last >= 0 && !isBlock(elems[last]) {
+				last--
+			}
+			if last < 0 {
 				continue
 			}
+			elems = elems[:last+1]
 			items, err := f.blocks.unpackAll(elems)
 			if err != nil {
 				f.log.Error("corrupt queue block dropped", "frontier", f.name, "queue", h.key, "err", err)
@@ -158,6 +164,9 @@ func (f *Frontier) unpackHeads(ctx context.Context, shard int, heads []headBlock
 		k := min(unpackItems, len(items))
 		runs = append(runs, spliceRun{key: h.key, where: 'h', old: []string{h.block},
 			new: append(items[:k:k], f.blocks.packAll(items[k:])...)})
+	}
+	if len(runs) == 0 {
+		return nil
 	}
 	_, err := f.splice(ctx, shard, runs)
 	return err
