@@ -3,9 +3,11 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -73,12 +75,9 @@ func (e *env) crawl(t *testing.T, r crawlRun) map[string][]messages.Crawled {
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
+	run := runWorker(t, w)
 	waitDrained(t, w, r.minURIs, "not drained before the deadline", "")
-	cancel()
-	if err := <-done; err != nil {
+	if err := run.stop(); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	if r.after != nil {
@@ -193,6 +192,46 @@ func TestLaunchIDReachesDeepURIs(t *testing.T) {
 // waitDrained polls, for up to a minute, until w has finished at least
 // minURIs URIs and its frontier has nothing queued or in flight; it fails
 // with what (and detail, such as the logs) past the deadline.
+// runningWorker is a worker started by runWorker.
+type runningWorker struct {
+	cancel context.CancelFunc
+	done   chan struct{} // closed when Run has returned
+	err    error         // Run's error, once done is closed
+}
+
+// runWorker runs w until stop is called or the test ends, so that a
+// test failing mid-crawl leaves no worker behind for the next test's
+// goroutine check.
+func runWorker(t *testing.T, w *Worker) *runningWorker {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &runningWorker{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		r.err = w.Run(ctx)
+		close(r.done)
+	}()
+	t.Cleanup(func() { _ = r.stop() })
+	return r
+}
+
+// stop ends the worker's run and returns Run's error; it may be called
+// again.
+func (r *runningWorker) stop() error {
+	r.cancel()
+	<-r.done
+	return r.err
+}
+
+// tempDiskFree says how much room the test's temporary filesystem has:
+// a crawl that stalls on a full disk (WARCs refused, Redis's append-only
+// file refused) looks like a stuck frontier otherwise.
+func tempDiskFree() string {
+	free, size, err := statfs(os.TempDir())
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("%d MiB free of %d MiB in %s", free>>20, size>>20, os.TempDir())
+}
+
 func waitDrained(t *testing.T, w *Worker, minURIs int64, what, detail string) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
@@ -209,7 +248,7 @@ func waitDrained(t *testing.T, w *Worker, minURIs int64, what, detail string) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: %+v, %d finished\n%s", what, st, tot.URIs, detail)
+			t.Fatalf("%s: %+v, %d finished (%s)\n%s", what, st, tot.URIs, tempDiskFree(), detail)
 		}
 		time.Sleep(20 * time.Millisecond) // polling a condition with a deadline
 	}

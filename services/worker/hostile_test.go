@@ -183,12 +183,9 @@ func crawlHostile(t *testing.T, e *env, p profile.Profile) (map[string][]message
 	base := heapObjects()
 	stopHeap := heapPeak()
 	start := time.Now()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	waitHostileDrained(ctx, t, w, done)
-	cancel()
-	if err := <-done; err != nil {
+	run := runWorker(t, w)
+	waitHostileDrained(t, w, run)
+	if err := run.stop(); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	peak := stopHeap()
@@ -207,8 +204,9 @@ func crawlHostile(t *testing.T, e *env, p profile.Profile) (map[string][]message
 // waitHostileDrained polls until at least one URI finished and nothing is
 // queued or in flight, and fails the test if the worker stops first or the
 // deadline passes.
-func waitHostileDrained(ctx context.Context, t *testing.T, w *Worker, done <-chan error) {
+func waitHostileDrained(t *testing.T, w *Worker, run *runningWorker) {
 	t.Helper()
+	ctx := context.Background()
 	deadline := time.Now().Add(hostileDrainDeadline)
 	for {
 		tot, err := w.Totals(ctx)
@@ -223,12 +221,12 @@ func waitHostileDrained(ctx context.Context, t *testing.T, w *Worker, done <-cha
 			return
 		}
 		select {
-		case err := <-done:
-			t.Fatalf("worker stopped early: %v", err)
+		case <-run.done:
+			t.Fatalf("worker stopped early: %v", run.err)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("not drained before the deadline: %+v, %d finished", st, tot.URIs)
+			t.Fatalf("not drained before the deadline: %+v, %d finished (%s)", st, tot.URIs, tempDiskFree())
 		}
 		time.Sleep(20 * time.Millisecond) // polling a condition with a deadline
 	}

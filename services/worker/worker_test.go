@@ -121,9 +121,7 @@ func TestIngestBadInputAndOrderlyShutdown(t *testing.T) {
 		}
 	}
 	w := newWorker(t, e, dir)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
+	run := runWorker(t, w)
 
 	want := len(e.srv.Reachable(testweb.ReachOptions{MaxHops: 20}))
 	deadline := time.Now().Add(60 * time.Second)
@@ -140,11 +138,11 @@ func TestIngestBadInputAndOrderlyShutdown(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling a condition with a deadline
 	}
-	cancel()
+	run.cancel()
 	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Run after cancel: %v", err)
+	case <-run.done:
+		if run.err != nil {
+			t.Fatalf("Run after cancel: %v", run.err)
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatal("worker did not shut down")
