@@ -52,16 +52,22 @@ func BloomBytes(n int64, fp float64) int64 {
 
 // checkBloom makes sure the filter in Redis was built with this geometry:
 // bits set with another m or k would answer nonsense. The first frontier
-// to use a shard records its geometry.
+// to use a shard records its geometry. A filter recorded with another
+// chunk size (filters built before defaultChunkBits) is used as it was
+// built: the chunk only says which key holds a bit.
 func (f *Frontier) checkBloom(ctx context.Context) error {
 	f.bloomMu.Lock()
 	defer f.bloomMu.Unlock()
 	if f.bloomChecked {
 		return nil
 	}
-	want := fmt.Sprintf("m=%d k=%d chunk=%d", f.bloom.m, f.bloom.k, f.bloom.chunk)
+	chunk := uint64(0) // the chunk the shards were built with
 	for _, p := range f.prefixes {
 		key := p + "bloom:params"
+		want := f.bloom.params(f.bloom.chunk)
+		if chunk != 0 {
+			want = f.bloom.params(chunk)
+		}
 		if err := f.rdb.SetNX(ctx, key, want, 0).Err(); err != nil {
 			return fmt.Errorf("bloom params %s: %w", key, err)
 		}
@@ -69,12 +75,26 @@ func (f *Frontier) checkBloom(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("bloom params %s: %w", key, err)
 		}
-		if got != want {
+		var m, k, c uint64
+		if _, err := fmt.Sscanf(got, "m=%d k=%d chunk=%d", &m, &k, &c); err != nil || m != f.bloom.m || k != f.bloom.k || c == 0 || c > maxChunkBits {
 			return fmt.Errorf("bloom filter %s was built with %s but the profile now sizes it %s; keep bloomExpectedUris and bloomFalsePositiveRate fixed for a crawl", key, got, want)
 		}
+		if chunk != 0 && c != chunk {
+			return fmt.Errorf("bloom filter %s was built with %s, other shards with chunk=%d", key, got, chunk)
+		}
+		chunk = c
+	}
+	if chunk != f.bloom.chunk {
+		f.log.Info("bloom filter keeps the chunk size it was built with", "frontier", f.name, "chunk_bits", chunk, "default_bits", f.bloom.chunk)
+		f.bloom.chunk = chunk
 	}
 	f.bloomChecked = true
 	return nil
+}
+
+// params is the geometry recorded in bloom:params.
+func (b bloomFilter) params(chunk uint64) string {
+	return fmt.Sprintf("m=%d k=%d chunk=%d", b.m, b.k, chunk)
 }
 
 func formatLocs(locs []uint64, args []any) []any {

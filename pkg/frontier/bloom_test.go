@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/trawler-crawl/trawler/internal/metricstest"
+	"github.com/trawler-crawl/trawler/pkg/embedded/embeddedtest"
 	"github.com/trawler-crawl/trawler/pkg/profile"
 )
 
@@ -151,4 +152,96 @@ func TestBloomFalsePositiveRate(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A filter built with another chunk size (before defaultChunkBits) is
+// used as built: a frontier opened with the default finds the bits its
+// URIs set where they were set. Other geometry, a damaged record and
+// shards that disagree are refused.
+func TestBloomKeepsBuiltChunk(t *testing.T) {
+	forBackends(t, func(t *testing.T, rdb *redis.Client) {
+		ctx := context.Background()
+		old := newTestFrontier(t, rdb, newClock(), bloomOptions(2000, 0.01, 4096))
+		var cs []Candidate
+		for i := range 300 {
+			cs = append(cs, cand(fmt.Sprintf("h%d", i%30), fmt.Sprintf("/k/%d", i), "L", false))
+		}
+		admit(t, old, cs...)
+		for {
+			got := claim(t, old, 100)
+			if len(got) == 0 {
+				break
+			}
+			finish(t, old, got...)
+		}
+		f := newTestFrontier(t, rdb, newClock(), bloomOptions(2000, 0.01, 0))
+		seen := 0
+		for _, v := range admit(t, f, cs...) {
+			if v == Seen {
+				seen++
+			}
+		}
+		mustEqual(t, "URIs the old filter holds, seen through the default frontier", seen, len(cs))
+		mustEqual(t, "chunk adopted", f.bloom.chunk, uint64(4096))
+
+		for _, tc := range []struct{ name, params, want string }{
+			{"damaged record", "m=oops", "sizes it"},
+			{"other m", fmt.Sprintf("m=%d k=%d chunk=4096", f.bloom.m+1, f.bloom.k), "sizes it"},
+			{"chunk past 2^32 bits", fmt.Sprintf("m=%d k=%d chunk=%d", f.bloom.m, f.bloom.k, uint64(1)<<33), "sizes it"},
+		} {
+			rdb.Set(ctx, "{t}:bloom:params", tc.params, 0)
+			g := newTestFrontier(t, rdb, newClock(), bloomOptions(2000, 0.01, 0))
+			if _, err := g.Admit(ctx, cs[:1]); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: err %v, want %q", tc.name, err, tc.want)
+			}
+		}
+	})
+}
+
+// Shards of one frontier recorded with different chunks are refused:
+// which key holds a bit would depend on the shard.
+func TestBloomShardsDisagreeOnChunk(t *testing.T) {
+	rdb := embeddedtest.Redis(t)
+	ctx := context.Background()
+	o := bloomOptions(2000, 0.01, 4096)
+	o.Shards = 2
+	f := newTestFrontier(t, rdb, newClock(), o)
+	admit(t, f, cand("a", "/", "", true))
+	keys, err := rdb.Keys(ctx, "*bloom:params").Result()
+	if err != nil || len(keys) != 2 {
+		t.Fatalf("params keys %v, %v", keys, err)
+	}
+	rdb.Set(ctx, keys[1], fmt.Sprintf("m=%d k=%d chunk=8192", f.bloom.m, f.bloom.k), 0)
+	o.BloomChunkBits = 0
+	g := newTestFrontier(t, rdb, newClock(), o)
+	if _, err := g.Admit(ctx, []Candidate{cand("b", "/", "", true)}); err == nil || !strings.Contains(err.Error(), "other shards with chunk=4096") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// A default-sized bitmap key costs Redis its length and little more: its
+// last bit set (the string grown to full length, with SETBIT's spare
+// room) and bits spread over it, MEMORY USAGE stays within 2 MiB of
+// STRLEN. The old 2^32-bit keys took 640 MiB for 512.
+func TestBloomChunkAllocation(t *testing.T) {
+	rdb := embeddedtest.Redis(t)
+	ctx := context.Background()
+	const key = "bloomchunk"
+	for _, bit := range []int64{defaultChunkBits / 2, defaultChunkBits - 8<<20*3, defaultChunkBits - 1, 12345} {
+		if err := rdb.SetBit(ctx, key, bit, 1).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := rdb.StrLen(ctx, key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	used, err := rdb.MemoryUsage(ctx, key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != defaultChunkBits/8 || used-n > 2<<20 {
+		t.Fatalf("a %d-bit chunk: STRLEN %d, MEMORY USAGE %d (%d over)", int64(defaultChunkBits), n, used, used-n)
+	}
+	t.Logf("STRLEN %d, MEMORY USAGE %d", n, used)
 }

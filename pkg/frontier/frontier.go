@@ -51,7 +51,8 @@ type Options struct {
 	BloomExpectedURIs      int64
 	BloomFalsePositiveRate float64
 	// BloomChunkBits is the size of one Bloom bitmap key, at most 2^32
-	// (Redis strings stop at 512 MB); default 2^32.
+	// (Redis strings stop at 512 MB); default defaultChunkBits. A filter
+	// already built keeps the chunk it was built with.
 	BloomChunkBits uint64
 	// Now replaces time.Now, for tests. Workers sharing a frontier must
 	// have synchronised clocks: leases and ready times are wall-clock ms.
@@ -71,6 +72,14 @@ func OptionsFrom(p profile.Profile) Options {
 // maxChunkBits is the largest bitmap Redis allows in one string.
 const maxChunkBits = 1 << 32
 
+// defaultChunkBits sizes a Bloom bitmap key so that its allocation ends
+// inside one of jemalloc's size classes (128 MiB). SETBIT grows a string
+// with 1 MiB of room to spare, and jemalloc rounds a large allocation up
+// to the next class, a quarter of a power of two above: a 2^32-bit key,
+// 512 MiB long, took 640 MiB. This one's header, bits and spare MiB come
+// to just under 128 MiB.
+const defaultChunkBits = (1<<27 - 1<<20 - 1<<12) * 8
+
 func (o Options) withDefaults() Options {
 	if o.Shards == 0 {
 		o.Shards = 1
@@ -79,7 +88,7 @@ func (o Options) withDefaults() Options {
 		o.SeenFilter = profile.SeenRecently
 	}
 	if o.BloomChunkBits == 0 {
-		o.BloomChunkBits = maxChunkBits
+		o.BloomChunkBits = defaultChunkBits
 	}
 	if o.Now == nil {
 		o.Now = time.Now
