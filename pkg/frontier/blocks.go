@@ -40,7 +40,7 @@ const (
 	// reports the block behind it.
 	hotHead = 1
 	// unpackItems is how many items an unpacked head block gives back
-	// plain (the rest is packed again), so a claim meets a block once in
+	// plain (the block keeps the rest, split), so a claim meets a block once in
 	// unpackItems claims of a host, and a draining queue keeps few items
 	// plain.
 	unpackItems = 8
@@ -73,40 +73,59 @@ func newBlockCodec() (*blockCodec, error) {
 
 func isBlock(s string) bool { return len(s) > 0 && s[0] == blockMark }
 
-// pack makes one block of items: the mark, the item count (uvarint), then
-// a zstd frame of the items, each preceded by its length (uvarint).
+// pack makes one block of items: the mark, the item count (uvarint), how
+// many of them were taken out already (uvarint, 0 here), then a zstd
+// frame of the items, each preceded by its length (uvarint).
 func (c *blockCodec) pack(items []string) string {
 	var raw []byte
 	for _, it := range items {
 		raw = binary.AppendUvarint(raw, uint64(len(it)))
 		raw = append(raw, it...)
 	}
-	out := binary.AppendUvarint([]byte{blockMark}, uint64(len(items)))
+	out := blockHeader(uint64(len(items)), 0)
 	return string(c.enc.EncodeAll(raw, out))
 }
 
-// blockLen is the item count a block's header gives (0 if unreadable).
-func blockLen(s string) int {
+func blockHeader(n, skip uint64) []byte {
+	return binary.AppendUvarint(binary.AppendUvarint([]byte{blockMark}, n), skip)
+}
+
+// parseBlock reads a block's header: the items in its frame, how many of
+// them are taken out (they are plain in front of it, or gone), and where
+// the frame starts.
+func parseBlock(s string) (n, skip uint64, frame int, err error) {
 	if !isBlock(s) {
+		return 0, 0, 0, errors.New("queue block: no block mark")
+	}
+	hdr := []byte(s[1:min(len(s), 21)])
+	n, k := binary.Uvarint(hdr)
+	if k <= 0 || n == 0 || n > blockMaxBytes {
+		return 0, 0, 0, fmt.Errorf("queue block: bad item count (%d bytes)", len(s))
+	}
+	skip, k2 := binary.Uvarint(hdr[k:])
+	if k2 <= 0 || skip >= n {
+		return 0, 0, 0, fmt.Errorf("queue block of %d items: bad count of items taken out (%d bytes)", n, len(s))
+	}
+	return n, skip, 1 + k + k2, nil
+}
+
+// blockLen is how many items a block holds, by its header (0 if
+// unreadable).
+func blockLen(s string) int {
+	n, skip, _, err := parseBlock(s)
+	if err != nil {
 		return 0
 	}
-	n, k := binary.Uvarint([]byte(s[1:min(len(s), 11)]))
-	if k <= 0 {
-		return 0
-	}
-	return int(n)
+	return int(n - skip)
 }
 
 // unpack returns a block's items.
 func (c *blockCodec) unpack(s string) ([]string, error) {
-	if !isBlock(s) {
-		return nil, errors.New("queue block: no block mark")
+	n, skip, frame, err := parseBlock(s)
+	if err != nil {
+		return nil, err
 	}
-	n, k := binary.Uvarint([]byte(s[1:min(len(s), 11)]))
-	if k <= 0 || n == 0 || n > blockMaxBytes {
-		return nil, fmt.Errorf("queue block: bad item count (%d bytes)", len(s))
-	}
-	raw, err := c.dec.DecodeAll([]byte(s[1+k:]), nil)
+	raw, err := c.dec.DecodeAll([]byte(s[frame:]), nil)
 	if err != nil {
 		return nil, fmt.Errorf("queue block of %d items: %w", n, err)
 	}
@@ -124,7 +143,24 @@ func (c *blockCodec) unpack(s string) ([]string, error) {
 	if uint64(len(items)) != n {
 		return nil, fmt.Errorf("queue block: %d items, header says %d", len(items), n)
 	}
-	return items, nil
+	return items[skip:], nil
+}
+
+// split takes the first k items out of a block: they come back plain,
+// with the rest as the same frame under a header that counts them taken
+// out ("" when none is left). Nothing is compressed again: a head block
+// gives its items unpackItems at a time, decoded each time, where
+// packing the rest again cost about twice the decoding.
+func (c *blockCodec) split(s string, k int) (head []string, rest string, err error) {
+	items, err := c.unpack(s)
+	if err != nil {
+		return nil, "", err
+	}
+	if k >= len(items) {
+		return items, "", nil
+	}
+	n, skip, frame, _ := parseBlock(s) // unpack read it
+	return items[:k:k], string(blockHeader(n, skip+uint64(k))) + s[frame:], nil
 }
 
 // packAll packs items into full blocks, the last one partial.

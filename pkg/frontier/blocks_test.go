@@ -38,6 +38,40 @@ func TestBlockRoundTrip(t *testing.T) {
 			t.Fatalf("unpack = %q, %v; want %q", got, err, items)
 		}
 	}
+	// A head block gives its items a few at a time, its frame kept as it
+	// was: nothing is compressed again.
+	var items []string
+	for i := range 20 {
+		items = append(items, fmt.Sprintf("uk%d %d", i, i))
+	}
+	b := c.pack(items)
+	_, _, frame, err := parseBlock(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest := b
+	for from := 0; rest != ""; from += unpackItems {
+		var head []string
+		next := rest
+		head, rest, err = c.split(next, unpackItems)
+		to := min(from+unpackItems, len(items))
+		if err != nil || fmt.Sprint(head) != fmt.Sprint(items[from:to]) {
+			t.Fatalf("split at %d = %q, %v; want %q", from, head, err, items[from:to])
+		}
+		if rest == "" {
+			if to != len(items) {
+				t.Fatalf("split at %d left nothing of %d items", from, len(items))
+			}
+			break
+		}
+		left, err := c.unpack(rest)
+		if err != nil || blockLen(rest) != len(items)-to || fmt.Sprint(left) != fmt.Sprint(items[to:]) {
+			t.Fatalf("after split at %d: %d items by header, unpack %q, %v", from, blockLen(rest), left, err)
+		}
+		if _, _, f, _ := parseBlock(rest); rest[f:] != b[frame:] {
+			t.Fatalf("split at %d compressed the frame again", from)
+		}
+	}
 	if got := c.packAll(make([]string, 2*blockItems+1)); len(got) != 3 || blockLen(got[2]) != 1 {
 		t.Fatalf("packAll of %d items: %d blocks", 2*blockItems+1, len(got))
 	}
@@ -49,17 +83,19 @@ func TestBlockCorrupt(t *testing.T) {
 	c := testCodec(t)
 	good := c.pack([]string{"one", "two", "three"})
 	// A frame whose items do not fill the count, and one with a cut item.
-	short := string(binary.AppendUvarint([]byte{blockMark}, 5)) + good[2:]
+	short := string(blockHeader(5, 0)) + good[3:]
 	var cut []byte
 	cut = binary.AppendUvarint(cut, 40)
 	cut = append(cut, "only ten b"...)
-	cutItem := string(binary.AppendUvarint([]byte{blockMark}, 1)) + string(c.enc.EncodeAll(cut, nil))
+	cutItem := string(blockHeader(1, 0)) + string(c.enc.EncodeAll(cut, nil))
 	for _, tc := range []struct{ name, in, want string }{
 		{"plain item", "uk 1 2 0 ctx p", "no block mark"},
 		{"mark only", "\x00", "bad item count"},
 		{"zero items", "\x00\x00", "bad item count"},
+		{"no count taken out", "\x00\x03", "bad count of items taken out"},
+		{"all taken out", "\x00\x03\x03" + good[3:], "bad count of items taken out"},
 		{"truncated frame", good[:len(good)-4], "queue block of 3 items"},
-		{"garbage frame", "\x00\x03garbage", "queue block of 3 items"},
+		{"garbage frame", "\x00\x03\x00garbage", "queue block of 3 items"},
 		{"count differs", short, "header says 5"},
 		{"item cut", cutItem, "cut at byte 0"},
 	} {
@@ -76,6 +112,7 @@ func FuzzBlockUnpack(f *testing.F) {
 	c := testCodec(f)
 	f.Add(c.pack([]string{"a", "bb"}))
 	f.Add("\x00\x02")
+	f.Add(string(blockHeader(2, 1)) + c.pack([]string{"a", "bb"})[3:])
 	f.Fuzz(func(t *testing.T, s string) {
 		items, err := c.unpack(s)
 		if err == nil && (len(items) != blockLen(s) || len(items) == 0) {
@@ -257,7 +294,7 @@ func TestQueueBlockCorruptAtHead(t *testing.T) {
 		admit(t, f, cand("a", fmt.Sprintf("/p%02d", i), "LL", false))
 	}
 	mustEqual(t, "shape", queueShape(rdb, key), "p B24 p p p p p")
-	if err := rdb.LSet(ctx, key, 1, "\x00\x18damaged").Err(); err != nil {
+	if err := rdb.LSet(ctx, key, 1, "\x00\x18\x00damaged").Err(); err != nil {
 		t.Fatal(err)
 	}
 	mustEqual(t, "claimed", claimAll(t, f, 40), "p00 p25 p26 p27 p28 p29")

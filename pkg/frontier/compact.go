@@ -124,7 +124,7 @@ type headBlock struct {
 const holdRun = 1000 / blockItems
 
 // unpackHeads unpacks the blocks claims met at queue heads of one shard:
-// unpackItems items become plain, the rest one block again; or, for a
+// unpackItems items become plain, the block keeps the rest (split); or, for a
 // claim setting URIs aside or taking several of the host, the blocks
 // among the first holdRun elements whole. A block that cannot be
 // unpacked (corrupt) is dropped with an error logged, so its host is not
@@ -154,16 +154,17 @@ func (f *Frontier) unpackHeads(ctx context.Context, shard int, heads []headBlock
 			runs = append(runs, spliceRun{key: h.key, where: 'h', old: elems, new: items})
 			continue
 		}
-		items, err := f.blocks.unpack(h.block)
+		items, rest, err := f.blocks.split(h.block, unpackItems)
 		if err != nil {
 			f.log.Error("corrupt queue block dropped", "frontier", f.name, "queue", h.key,
 				"items", blockLen(h.block), "err", err)
 			runs = append(runs, spliceRun{key: h.key, where: 'h', old: []string{h.block}})
 			continue
 		}
-		k := min(unpackItems, len(items))
-		runs = append(runs, spliceRun{key: h.key, where: 'h', old: []string{h.block},
-			new: append(items[:k:k], f.blocks.packAll(items[k:])...)})
+		if rest != "" {
+			items = append(items, rest)
+		}
+		runs = append(runs, spliceRun{key: h.key, where: 'h', old: []string{h.block}, new: items})
 	}
 	if len(runs) == 0 {
 		return nil

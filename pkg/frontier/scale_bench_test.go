@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -61,6 +62,12 @@ type scaleResult struct {
 	// stat), which unlike times do not vary with the machine's load.
 	cycleCPUFirst, cycleCPULast, admitCPUFirst, admitCPULast         float64
 	cycleInstrFirst, cycleInstrLast, admitInstrFirst, admitInstrLast float64
+	// The same for this process (the frontier's Go side: codecs, blocks,
+	// batching), CPU µs.
+	cycleClientFirst, cycleClientLast, admitClientFirst, admitClientLast float64
+	// cmdFirst and cmdLast are redis-server's µs and calls per cycle by
+	// command (commands scripts run included), for what grows with size.
+	cmdFirst, cmdLast map[string]string
 }
 
 func envInt(name string, def int) int {
@@ -106,6 +113,9 @@ func BenchmarkFrontierScale(b *testing.B) {
 			r.memStats, r.bytesPerURISettled, r.bytesPerURIAlloc)
 		b.Logf("redis-server per admission: %.1f then %.1f CPU µs, %.0f then %.0f instructions; per claim+complete: %.1f then %.1f CPU µs, %.0f then %.0f instructions",
 			r.admitCPUFirst, r.admitCPULast, r.admitInstrFirst, r.admitInstrLast, r.cycleCPUFirst, r.cycleCPULast, r.cycleInstrFirst, r.cycleInstrLast)
+		b.Logf("this process (the frontier's Go side) per admission: %.1f then %.1f CPU µs; per claim+complete: %.1f then %.1f",
+			r.admitClientFirst, r.admitClientLast, r.cycleClientFirst, r.cycleClientLast)
+		b.Logf("redis-server µs/calls per claim+complete by command at 10%%: %v; at 100%%: %v", r.cmdFirst, r.cmdLast)
 	}
 }
 
@@ -147,22 +157,23 @@ func runScale(tb testing.TB, cfg scaleConfig) scaleResult {
 	bt := NewBatcher(f)
 
 	var el time.Duration
-	r.admitCPUFirst, r.admitInstrFirst = serverCost(tb, rdb, cfg.window, func() {
+	r.admitCPUFirst, r.admitInstrFirst, r.admitClientFirst = serverCost(tb, rdb, cfg.window, func() {
 		el = admitRange(tb, bt, cfg.hosts, 0, cfg.window)
 	})
 	r.admitFirst = float64(cfg.window) / el.Seconds()
 	r.queuedFirst = mustStats(tb, f).Queued
 	before := commandStats(tb, rdb)
-	r.cycleCPUFirst, r.cycleInstrFirst = serverCost(tb, rdb, cfg.cycles, func() {
+	r.cycleCPUFirst, r.cycleInstrFirst, r.cycleClientFirst = serverCost(tb, rdb, cfg.cycles, func() {
 		r.cycleFirst = claimComplete(tb, f, bt, cfg.cycles)
 	})
-	r.evalUsFirst = evalUs(before, commandStats(tb, rdb))
+	after := commandStats(tb, rdb)
+	r.evalUsFirst, r.cmdFirst = evalUs(before, after), cmdPerOp(before, after, cfg.cycles)
 
 	if rest := cfg.uris - 2*cfg.window; rest > 0 {
 		admitRange(tb, bt, cfg.hosts, cfg.window, cfg.window+rest)
 	}
 	start := max(cfg.uris-cfg.window, cfg.window)
-	r.admitCPULast, r.admitInstrLast = serverCost(tb, rdb, cfg.uris-start, func() {
+	r.admitCPULast, r.admitInstrLast, r.admitClientLast = serverCost(tb, rdb, cfg.uris-start, func() {
 		el = admitRange(tb, bt, cfg.hosts, start, cfg.uris)
 	})
 	r.admitLast = float64(cfg.uris-start) / el.Seconds()
@@ -189,10 +200,11 @@ func runScale(tb testing.TB, cfg scaleConfig) scaleResult {
 	r.bytesPerURIAlloc = (float64(used-base) - r.byKind["bloom"]*float64(st.Queued)) / float64(st.Queued)
 	r.bloomBitsPerURI = float64(f.bloom.m) / float64(cfg.bloomURIs)
 	before = commandStats(tb, rdb)
-	r.cycleCPULast, r.cycleInstrLast = serverCost(tb, rdb, cfg.cycles, func() {
+	r.cycleCPULast, r.cycleInstrLast, r.cycleClientLast = serverCost(tb, rdb, cfg.cycles, func() {
 		r.cycleLast = claimComplete(tb, f, bt, cfg.cycles)
 	})
-	r.evalUsLast = evalUs(before, commandStats(tb, rdb))
+	after = commandStats(tb, rdb)
+	r.evalUsLast, r.cmdLast = evalUs(before, after), cmdPerOp(before, after, cfg.cycles)
 	return r
 }
 
@@ -345,14 +357,38 @@ func claimComplete(tb testing.TB, f *Frontier, bt *Batcher, n int) float64 {
 }
 
 // serverCost runs fn and returns redis-server's CPU µs and instructions
-// (0 unless counted) per op over it.
-func serverCost(tb testing.TB, rdb *redis.Client, ops int, fn func()) (cpuUs, instr float64) {
+// (0 unless counted) per op over it, and this process's CPU µs.
+func serverCost(tb testing.TB, rdb *redis.Client, ops int, fn func()) (cpuUs, instr, clientUs float64) {
 	tb.Helper()
-	cpu0 := serverCPU(tb, rdb)
+	cpu0, self0 := serverCPU(tb, rdb), selfCPU(tb)
 	count := perfInstructions(tb, rdb)
 	fn()
 	instr = count() / float64(ops)
-	return (serverCPU(tb, rdb) - cpu0) * 1e6 / float64(ops), instr
+	clientUs = (selfCPU(tb) - self0) * 1e6 / float64(ops)
+	return (serverCPU(tb, rdb) - cpu0) * 1e6 / float64(ops), instr, clientUs
+}
+
+// selfCPU is this process's CPU seconds so far.
+func selfCPU(tb testing.TB) float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// cmdPerOp is redis-server's µs and calls per op by command between two
+// commandstats snapshots (the commands scripts run counted apart from
+// the EVALSHA that ran them), for those taking 0.5 µs an op or more.
+func cmdPerOp(before, after map[string]cmdStat, ops int) map[string]string {
+	out := map[string]string{}
+	for name, a := range after {
+		b := before[name]
+		if us := float64(a.usec-b.usec) / float64(ops); us >= 0.5 {
+			out[name] = fmt.Sprintf("%.1fµs/%.2f", us, float64(a.calls-b.calls)/float64(ops))
+		}
+	}
+	return out
 }
 
 // serverCPU is redis-server's CPU seconds so far, from INFO cpu.
