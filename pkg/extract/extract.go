@@ -118,8 +118,17 @@ func Resolve(base, ref string) (string, error) {
 type collector struct {
 	o     Options
 	seen  map[linkKey]struct{}
+	refs  map[refKey]struct{} // references already judged
 	links []Link
 	full  bool
+}
+
+// refKey is a reference as written, with the base it was resolved
+// against: the same reference again resolves the same way, so its first
+// verdict (kept, refused or a duplicate) stands without resolving it again.
+type refKey struct {
+	base, ref string
+	hop       byte
 }
 
 type linkKey struct {
@@ -128,7 +137,7 @@ type linkKey struct {
 }
 
 func newCollector(o Options) *collector {
-	return &collector{o: o, seen: map[linkKey]struct{}{}}
+	return &collector{o: o, seen: map[linkKey]struct{}{}, refs: map[refKey]struct{}{}}
 }
 
 // add resolves ref against base and records it unless it is unusable or a
@@ -143,6 +152,14 @@ func (c *collector) add(base, ref string, hop byte, context string) bool {
 	if ref == "" || ref[0] == '#' || len(ref) > c.o.MaxURLLength || unwantedScheme(ref) {
 		return true
 	}
+	// Pages repeat their links (navigation, the same target in text and
+	// in a table of contents); resolving and parsing one is most of a
+	// link's cost here.
+	rk := refKey{base, ref, hop}
+	if _, again := c.refs[rk]; again {
+		return true
+	}
+	c.refs[rk] = struct{}{}
 	abs, err := c.o.Resolve(base, ref)
 	if err != nil {
 		return true
@@ -156,11 +173,11 @@ func (c *collector) add(base, ref string, hop byte, context string) bool {
 	// A reference can resolve to text that no longer parses: net/url reads
 	// "//0.::" as host "0.::" but refuses "http://0.::" (port "::").
 	// Such a link would only fail later, in the frontier or the fetcher.
-	if _, err := url.Parse(abs); err != nil {
-		return true
-	}
 	k := linkKey{abs, hop}
 	if _, dup := c.seen[k]; dup {
+		return true
+	}
+	if _, err := url.Parse(abs); err != nil {
 		return true
 	}
 	c.seen[k] = struct{}{}
@@ -222,13 +239,16 @@ func httpScheme(abs string) bool {
 // readAll reads what l lets through as a string. The scanners take the
 // whole text, which io.ReadAll would build by doubling from 512 bytes
 // (each step zeroed and copied) and string() copy once more; a reader
-// that knows its length (the worker's in-memory bodies) is read into one
-// buffer of that size, which becomes the string without a copy: nothing
-// writes to it afterwards.
+// that knows its size (the worker's bodies, in memory or spooled to a
+// file) is read into one buffer of that size, which becomes the string
+// without a copy: nothing writes to it afterwards.
 func readAll(l *limitReader) (string, error) {
 	size := int64(512)
-	if lr, ok := l.r.(interface{ Len() int }); ok {
-		size = min(int64(lr.Len()), l.n) + 1 // +1: the read that sees the end
+	switch r := l.r.(type) {
+	case interface{ Len() int }:
+		size = min(int64(r.Len()), l.n) + 1 // +1: the read that sees the end
+	case interface{ Size() int64 }:
+		size = min(r.Size(), l.n) + 1
 	}
 	b := make([]byte, 0, max(size, 1))
 	for {

@@ -32,6 +32,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/trawler-crawl/trawler/pkg/spool"
 )
 
 // Config holds the fetcher's settings. Zero durations and sizes take the
@@ -234,7 +236,8 @@ type Fetcher struct {
 	resolver Resolver
 	guard    *guard
 	pool     *pool
-	readers  sync.Pool // *readBuffers, reused across exchanges
+	readers  sync.Pool   // *readBuffers, reused across exchanges
+	spool    *spool.Pool // responses' memory, reused once they are closed
 	tls      *tls.Config
 	proxy    *proxySpec // nil for direct connections
 	proxyErr error      // a Proxy setting New could not parse
@@ -256,6 +259,7 @@ func New(cfg Config, r Resolver) *Fetcher {
 		resolver: r,
 		guard:    newGuard(cfg.AllowPrivate, cfg.AllowAddresses),
 		pool:     newPool(cfg.MaxIdlePerHost, maxIdleTotal, cfg.IdleTimeout),
+		spool:    spool.NewPool(),
 		tls: &tls.Config{
 			// Archiving is not trusting: record whatever the site serves.
 			InsecureSkipVerify: true, //nolint:gosec // deliberate, see above

@@ -75,7 +75,7 @@ func (f *Fetcher) roundTripH2(ctx context.Context, c *conn, p fetchPlan, spec re
 	defer stop()
 	x := &h2Exchange{f: f, conn: c, p: p, req: req, start: start,
 		peerFrame: h2DefaultFrame, peerInitialWindow: h2DefaultWindow, connWin: h2DefaultWindow, streamWin: h2DefaultWindow,
-		raw: spool.New(f.cfg.SpoolThreshold, f.cfg.SpoolDir), ph: sha1.New()} //nolint:gosec // see import
+		raw: f.spool.New(f.cfg.SpoolThreshold, f.cfg.SpoolDir), ph: sha1.New()} //nolint:gosec // see import
 	x.rec = &recorder{conn: c.Conn, dst: io.Discard, readTimeout: p.limits.ReadTimeout, deadline: p.deadline}
 	x.bw = bufio.NewWriter(c.Conn)
 	x.fr = http2.NewFramer(x.bw, bufio.NewReaderSize(x.rec, 32<<10))

@@ -147,7 +147,7 @@ func (x *exchange) writeRequest() error {
 // the socket into Raw.
 func (x *exchange) readResponse(ctx context.Context) (*Response, *http.Response, *bufio.Reader, error) {
 	cfg := x.f.cfg
-	raw := spool.New(cfg.SpoolThreshold, cfg.SpoolDir)
+	raw := x.f.spool.New(cfg.SpoolThreshold, cfg.SpoolDir)
 	x.rec = &recorder{
 		conn: x.conn, dst: raw,
 		readTimeout: x.limits.ReadTimeout, deadline: x.deadline,
@@ -171,7 +171,7 @@ func (x *exchange) readResponse(ctx context.Context) (*Response, *http.Response,
 	if len(hr.TransferEncoding) == 0 {
 		bodyStart = raw.Size() - int64(br.Buffered())
 	} else {
-		payload = spool.New(cfg.SpoolThreshold, cfg.SpoolDir)
+		payload = x.f.spool.New(cfg.SpoolThreshold, cfg.SpoolDir)
 	}
 	if n := hr.ContentLength; n > 0 {
 		// Size hint: one allocation instead of doubling up to it.

@@ -38,8 +38,8 @@ func (b *Buffer) sectionView() (view, error) {
 	if b.off+b.size > p.size {
 		return view{}, fmt.Errorf("spool: section [%d,%d) past its buffer's %d bytes", b.off, b.off+b.size, p.size)
 	}
-	if p.file == nil {
-		return view{mem: p.mem[b.off : b.off+b.size : b.off+b.size], size: b.size}, nil
+	if p.owner != nil {
+		return view{owner: p.owner, base: p.base + b.off, size: b.size}, nil
 	}
 	return view{file: p.file, base: p.base + b.off, size: b.size}, nil
 }

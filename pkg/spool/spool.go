@@ -14,7 +14,6 @@ package spool
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -52,6 +51,9 @@ type Buffer struct {
 	// parent's bytes from off (Section); size is the section's length.
 	parent *Buffer
 	off    int64
+
+	// pool, when set, gives mem and takes it back on Close (Pool.New).
+	pool *Pool
 }
 
 // New returns an empty Buffer that holds up to threshold bytes in memory and
@@ -123,8 +125,8 @@ func (b *Buffer) growMem(n int) {
 	}
 	newCap := max(2*cap(b.mem), need, 512)
 	newCap = int(min(int64(newCap), b.threshold))
-	grown := make([]byte, len(b.mem), newCap)
-	copy(grown, b.mem)
+	grown := append(b.pool.get(newCap), b.mem...)
+	b.pool.put(b.mem)
 	b.mem = grown
 }
 
@@ -142,6 +144,7 @@ func (b *Buffer) spill() error {
 	}
 	b.file = f
 	b.fbuf = bufio.NewWriterSize(f, fileBufSize)
+	b.pool.put(b.mem)
 	b.mem = nil
 	return nil
 }
@@ -205,25 +208,26 @@ func (b *Buffer) flushLocked() error {
 }
 
 // prepareRead flushes pending writes and returns what a reader needs.
-func (b *Buffer) prepareRead() (mem []byte, file *os.File, size int64, err error) {
+func (b *Buffer) prepareRead() (file *os.File, size int64, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return nil, nil, 0, ErrClosed
+		return nil, 0, ErrClosed
 	}
 	if err := b.flushLocked(); err != nil {
-		return nil, nil, 0, err
+		return nil, 0, err
 	}
-	return b.mem[:len(b.mem):len(b.mem)], b.file, b.size, nil
+	return b.file, b.size, nil
 }
 
-// view is what a reader of the Buffer needs: its bytes in memory, or a
-// file and where in it they start, and how many there are.
+// view is what a reader of the Buffer needs: the Buffer whose memory
+// holds its bytes and where in it they start, or a file and where in it
+// they start; and how many there are.
 type view struct {
-	mem  []byte
-	file io.ReaderAt
-	base int64
-	size int64
+	owner *Buffer // nil when the bytes are in file
+	file  io.ReaderAt
+	base  int64
+	size  int64
 }
 
 // view returns b's bytes as they are now (a section's, its parent's run).
@@ -231,12 +235,12 @@ func (b *Buffer) view() (view, error) {
 	if b.parent != nil {
 		return b.sectionView()
 	}
-	mem, file, size, err := b.prepareRead()
+	file, size, err := b.prepareRead()
 	if err != nil {
 		return view{}, err
 	}
 	if file == nil {
-		return view{mem: mem, size: size}, nil
+		return view{owner: b, size: size}, nil
 	}
 	return view{file: closedCheck{b, file}, size: size}, nil
 }
@@ -244,13 +248,15 @@ func (b *Buffer) view() (view, error) {
 // NewReader returns a reader over the bytes written so far, positioned at
 // the start. Each reader has its own offset, so several may be used at once
 // once writing is done. A reader of a closed Buffer fails with ErrClosed.
+// A reader of bytes in memory also has WriteTo, Len and Size, as
+// bytes.Reader does.
 func (b *Buffer) NewReader() io.ReadSeeker {
 	v, err := b.view()
 	switch {
 	case err != nil:
 		return errReader{err}
-	case v.file == nil:
-		return bytes.NewReader(v.mem)
+	case v.owner != nil:
+		return &memReader{b: v.owner, base: v.base, size: v.size}
 	}
 	return io.NewSectionReader(v.file, v.base, v.size)
 }
@@ -273,8 +279,11 @@ func (b *Buffer) ReadAt(p []byte, off int64) (int, error) {
 		want = want[:rest]
 	}
 	var n int
-	if v.file == nil {
-		n = copy(want, v.mem[off:])
+	if v.owner != nil {
+		r := memReader{b: v.owner, base: v.base, size: v.size}
+		if n, err = r.ReadAt(want, off); err != nil && !errors.Is(err, io.EOF) {
+			return n, err
+		}
 	} else if n, err = v.file.ReadAt(want, v.base+off); err != nil && !errors.Is(err, io.EOF) {
 		return n, err
 	}
@@ -293,6 +302,9 @@ func (b *Buffer) Close() error {
 		return nil
 	}
 	b.closed = true
+	// Readers take the lock and see closed before they touch mem, so no
+	// reader is left holding memory the pool hands to another Buffer.
+	b.pool.put(b.mem)
 	b.mem = nil
 	if b.file == nil {
 		return nil

@@ -83,7 +83,9 @@ func (w *Worker) admit(ctx context.Context, ls []messages.Launch, launched, rejo
 // admitEach is admit, calling onNew (when set) with each launch the
 // frontier queued as new.
 func (w *Worker) admitEach(ctx context.Context, ls []messages.Launch, launched, rejournal bool, onNew func(messages.Launch)) ([]*kgo.Record, error) {
-	cands := make([]frontier.Candidate, 0, len(ls))
+	// Grown as needed: most of a page's links are answered by the admitted
+	// cache, and a candidate is about 700 bytes to zero.
+	var cands []frontier.Candidate
 	cacheable := !launched && !rejournal
 	for _, l := range ls {
 		// A discovered seed is a seed's redirect target (seedredirect.go):

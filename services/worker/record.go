@@ -349,6 +349,20 @@ func decodedBody(resp *fetch.Response) (io.ReadCloser, error) {
 	case "deflate":
 		return flate.NewReader(r), nil
 	default:
-		return io.NopCloser(r), nil
+		return payloadBody{r, resp.Payload.Size()}, nil
 	}
 }
+
+// payloadBody is an identity-coded payload that still tells its size, which
+// io.NopCloser would hide: the JavaScript and CSS extractors read a body
+// whole, in one allocation when they know how big it is (a 3.6 MB script
+// read by doubling from 512 bytes cost 9% of a crawl of the Python docs).
+type payloadBody struct {
+	io.Reader
+	size int64
+}
+
+func (payloadBody) Close() error { return nil }
+
+// Size is the payload's length in bytes.
+func (b payloadBody) Size() int64 { return b.size }
