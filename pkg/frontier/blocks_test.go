@@ -282,6 +282,46 @@ func TestQueueBlocksRace(t *testing.T) {
 	mustEqual(t, "claimed", claimAll(t, f, 20), "p00 p01 p02 p03 p04 p05 p06 p07 p08 p09 p10 p11 p12 p13 p14 p15 p16")
 }
 
+// A block met at the head is split in its place: the rest of it takes
+// the block's element (its frame unchanged) and only the unpacked items
+// are pushed before it; the last split of a block leaves items only.
+// The claim that takes the item before a block reports it, and Claim
+// unpacks it at once.
+func TestQueueBlockSplitInPlace(t *testing.T) {
+	forBackends(t, func(t *testing.T, rdb *redis.Client) {
+		f := newTestFrontier(t, rdb, newClock(), Options{})
+		ctx := context.Background()
+		key := "{t}:q:a:2"
+		for i := range 30 {
+			admit(t, f, cand("a", fmt.Sprintf("/p%02d", i), "LL", false))
+		}
+		mustEqual(t, "shape", queueShape(rdb, key), "p B24 p p p p p")
+		_, _, at, err := parseBlock(rdb.LIndex(ctx, key, 1).Val())
+		if err != nil {
+			t.Fatal(err)
+		}
+		frame := rdb.LIndex(ctx, key, 1).Val()[at:]
+		mustEqual(t, "first claim", claimAll(t, f, 1), "p00")
+		for i, want := range []string{"p p p p p p p p B16 p p p p p", "p p p p p p p p B8 p p p p p", "p p p p p p p p p p p p p"} {
+			mustEqual(t, fmt.Sprintf("after split %d", i+1), queueShape(rdb, key), want)
+			if i < 2 {
+				_, _, at, err := parseBlock(rdb.LIndex(ctx, key, 8).Val())
+				if err != nil {
+					t.Fatal(err)
+				}
+				mustEqual(t, "frame kept", rdb.LIndex(ctx, key, 8).Val()[at:], frame)
+			}
+			var run []string
+			for k := 1 + 8*i; k < 9+8*i; k++ {
+				run = append(run, fmt.Sprintf("p%02d", k))
+			}
+			mustEqual(t, "claimed", claimAll(t, f, 8), strings.Join(run, " "))
+		}
+		mustEqual(t, "the tail", claimAll(t, f, 10), "p25 p26 p27 p28 p29")
+		checkInvariants(t, rdb, "{t}:")
+	})
+}
+
 // A block that no longer unpacks is dropped with an error logged: its
 // host goes on with the rest of its queue.
 func TestQueueBlockCorruptAtHead(t *testing.T) {

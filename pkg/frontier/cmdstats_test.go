@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -96,16 +97,7 @@ func perfInstructions(tb testing.TB, rdb *redis.Client) func() float64 {
 	if os.Getenv("TRAWLER_BENCH_PERF") == "" {
 		return none
 	}
-	info, err := rdb.Info(context.Background(), "server").Result()
-	if err != nil {
-		return none
-	}
-	var pid string
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
-			pid = v
-		}
-	}
+	pid := serverPID(rdb)
 	cmd := exec.Command("perf", "stat", "-x,", "-e", "instructions", "-p", pid)
 	var out bytes.Buffer
 	cmd.Stderr = &out
@@ -124,6 +116,47 @@ func perfInstructions(tb testing.TB, rdb *redis.Client) func() float64 {
 			}
 		}
 		return 0
+	}
+}
+
+// serverPID is the process id of the redis-server behind rdb, "" if
+// unknown.
+func serverPID(rdb *redis.Client) string {
+	info, err := rdb.Info(context.Background(), "server").Result()
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// perfRecord samples the call stacks of the redis-server behind rdb into
+// $FRONTIER_BENCH_PERF_RECORD/name.data with perf record (cpu-clock, so
+// it works where hardware counters do not) until the returned function
+// is called; nothing when that variable is unset. With a redis-server
+// built with symbols first in PATH, perf report shows where a window's
+// server time went.
+func perfRecord(tb testing.TB, rdb *redis.Client, name string) func() {
+	tb.Helper()
+	dir := os.Getenv("FRONTIER_BENCH_PERF_RECORD")
+	pid := serverPID(rdb)
+	if dir == "" || pid == "" {
+		return func() {}
+	}
+	cmd := exec.Command("perf", "record", "-e", "cpu-clock", "-F", "499", "-g", "-p", pid,
+		"-o", filepath.Join(dir, name+".data"))
+	if err := cmd.Start(); err != nil {
+		tb.Logf("perf record unavailable: %v", err)
+		return func() {}
+	}
+	time.Sleep(300 * time.Millisecond) // perf attaches asynchronously
+	return func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
 	}
 }
 

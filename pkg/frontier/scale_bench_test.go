@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,7 +61,12 @@ type scaleResult struct {
 	// Per claim+complete cycle and per admission: redis-server CPU µs
 	// (INFO cpu) and, with TRAWLER_BENCH_PERF=1, instructions (perf
 	// stat), which unlike times do not vary with the machine's load.
-	cycleCPUFirst, cycleCPULast, admitCPUFirst, admitCPULast         float64
+	cycleCPUFirst, cycleCPULast, admitCPUFirst, admitCPULast float64
+	// calibFirst and calibLast are redis-server's CPU ms for a fixed Lua
+	// loop that touches no keys, just before each claim+complete window:
+	// they tell the machine's drift (this VM's speed moves by tens of
+	// percent within minutes) from what the dataset's size costs.
+	calibFirst, calibLast                                            float64
 	cycleInstrFirst, cycleInstrLast, admitInstrFirst, admitInstrLast float64
 	// The same for this process (the frontier's Go side: codecs, blocks,
 	// batching), CPU µs.
@@ -116,7 +122,35 @@ func BenchmarkFrontierScale(b *testing.B) {
 		b.Logf("this process (the frontier's Go side) per admission: %.1f then %.1f CPU µs; per claim+complete: %.1f then %.1f",
 			r.admitClientFirst, r.admitClientLast, r.cycleClientFirst, r.cycleClientLast)
 		b.Logf("redis-server µs/calls per claim+complete by command at 10%%: %v; at 100%%: %v", r.cmdFirst, r.cmdLast)
+		b.Logf("calibration (a Lua loop touching no keys, redis-server main thread CPU ms) before the claim+complete windows: %.1f then %.1f (%+.1f%%); "+
+			"claim+complete/s at the calibration's speed: %+.1f%%",
+			r.calibFirst, r.calibLast, pct(r.calibFirst, r.calibLast), pct(r.cycleFirst, r.cycleLast*r.calibLast/r.calibFirst))
 	}
+}
+
+// calibrate is the median of five runs of a fixed Lua loop in
+// redis-server, in its main thread's CPU ms: the same work whatever the
+// dataset holds. It is not the machine's drift alone: on a bare
+// redis-server the loop took 23% longer beside 2.5 GB of DEBUG POPULATE
+// keys than in an empty server (28.5 against 35 ms).
+func calibrate(tb testing.TB, rdb *redis.Client) float64 {
+	tb.Helper()
+	const loop = `local s = 0
+for i = 1, 2000000 do s = s + (i % 7) * 3 end
+local t = {}
+for i = 1, 20000 do t[#t + 1] = tostring(i) .. 'x' end
+return s`
+	var ms []float64
+	for range 5 {
+		main := []string{"used_cpu_sys_main_thread", "used_cpu_user_main_thread"}
+		cpu0 := infoCPU(tb, rdb, main...)
+		if err := rdb.Eval(context.Background(), loop, nil).Err(); err != nil {
+			tb.Fatalf("calibrate: %v", err)
+		}
+		ms = append(ms, (infoCPU(tb, rdb, main...)-cpu0)*1e3)
+	}
+	slices.Sort(ms)
+	return ms[len(ms)/2]
 }
 
 // TestFrontierScaleSmoke keeps the scale benchmark working at a tiny size
@@ -157,13 +191,14 @@ func runScale(tb testing.TB, cfg scaleConfig) scaleResult {
 	bt := NewBatcher(f)
 
 	var el time.Duration
-	r.admitCPUFirst, r.admitInstrFirst, r.admitClientFirst = serverCost(tb, rdb, cfg.window, func() {
+	r.admitCPUFirst, r.admitInstrFirst, r.admitClientFirst = serverCost(tb, rdb, "admit-first", cfg.window, func() {
 		el = admitRange(tb, bt, cfg.hosts, 0, cfg.window)
 	})
 	r.admitFirst = float64(cfg.window) / el.Seconds()
 	r.queuedFirst = mustStats(tb, f).Queued
+	r.calibFirst = calibrate(tb, rdb)
 	before := commandStats(tb, rdb)
-	r.cycleCPUFirst, r.cycleInstrFirst, r.cycleClientFirst = serverCost(tb, rdb, cfg.cycles, func() {
+	r.cycleCPUFirst, r.cycleInstrFirst, r.cycleClientFirst = serverCost(tb, rdb, "cycle-first", cfg.cycles, func() {
 		r.cycleFirst = claimComplete(tb, f, bt, cfg.cycles)
 	})
 	after := commandStats(tb, rdb)
@@ -173,7 +208,7 @@ func runScale(tb testing.TB, cfg scaleConfig) scaleResult {
 		admitRange(tb, bt, cfg.hosts, cfg.window, cfg.window+rest)
 	}
 	start := max(cfg.uris-cfg.window, cfg.window)
-	r.admitCPULast, r.admitInstrLast, r.admitClientLast = serverCost(tb, rdb, cfg.uris-start, func() {
+	r.admitCPULast, r.admitInstrLast, r.admitClientLast = serverCost(tb, rdb, "admit-last", cfg.uris-start, func() {
 		el = admitRange(tb, bt, cfg.hosts, start, cfg.uris)
 	})
 	r.admitLast = float64(cfg.uris-start) / el.Seconds()
@@ -199,8 +234,9 @@ func runScale(tb testing.TB, cfg scaleConfig) scaleResult {
 	// what the queued URIs cost.
 	r.bytesPerURIAlloc = (float64(used-base) - r.byKind["bloom"]*float64(st.Queued)) / float64(st.Queued)
 	r.bloomBitsPerURI = float64(f.bloom.m) / float64(cfg.bloomURIs)
+	r.calibLast = calibrate(tb, rdb)
 	before = commandStats(tb, rdb)
-	r.cycleCPULast, r.cycleInstrLast, r.cycleClientLast = serverCost(tb, rdb, cfg.cycles, func() {
+	r.cycleCPULast, r.cycleInstrLast, r.cycleClientLast = serverCost(tb, rdb, "cycle-last", cfg.cycles, func() {
 		r.cycleLast = claimComplete(tb, f, bt, cfg.cycles)
 	})
 	after = commandStats(tb, rdb)
@@ -358,11 +394,13 @@ func claimComplete(tb testing.TB, f *Frontier, bt *Batcher, n int) float64 {
 
 // serverCost runs fn and returns redis-server's CPU µs and instructions
 // (0 unless counted) per op over it, and this process's CPU µs.
-func serverCost(tb testing.TB, rdb *redis.Client, ops int, fn func()) (cpuUs, instr, clientUs float64) {
+func serverCost(tb testing.TB, rdb *redis.Client, name string, ops int, fn func()) (cpuUs, instr, clientUs float64) {
 	tb.Helper()
 	cpu0, self0 := serverCPU(tb, rdb), selfCPU(tb)
 	count := perfInstructions(tb, rdb)
+	stop := perfRecord(tb, rdb, name)
 	fn()
+	stop()
 	instr = count() / float64(ops)
 	clientUs = (selfCPU(tb) - self0) * 1e6 / float64(ops)
 	return (serverCPU(tb, rdb) - cpu0) * 1e6 / float64(ops), instr, clientUs
@@ -391,8 +429,14 @@ func cmdPerOp(before, after map[string]cmdStat, ops int) map[string]string {
 	return out
 }
 
-// serverCPU is redis-server's CPU seconds so far, from INFO cpu.
+// serverCPU is redis-server's CPU seconds so far, from INFO cpu: all its
+// threads (the allocator's purging thread works for the commands too).
 func serverCPU(tb testing.TB, rdb *redis.Client) float64 {
+	return infoCPU(tb, rdb, "used_cpu_sys", "used_cpu_user")
+}
+
+// infoCPU sums the named INFO cpu fields.
+func infoCPU(tb testing.TB, rdb *redis.Client, fields ...string) float64 {
 	tb.Helper()
 	s, err := rdb.Info(context.Background(), "cpu").Result()
 	if err != nil {
@@ -401,7 +445,7 @@ func serverCPU(tb testing.TB, rdb *redis.Client) float64 {
 	var total float64
 	for _, line := range strings.Split(s, "\n") {
 		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
-		if k == "used_cpu_sys" || k == "used_cpu_user" {
+		if slices.Contains(fields, k) {
 			f, _ := strconv.ParseFloat(v, 64)
 			total += f
 		}

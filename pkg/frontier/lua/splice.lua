@@ -38,7 +38,17 @@ while i <= #ARGV do
     end
     if same then
       local new = {}
-      if idx == 0 then
+      if idx == 0 and no == 1 and nn > 0 then
+        -- One block at the head unpacked (split): its last new element
+        -- (the rest of the block, the same size as the block, or an
+        -- item) takes the block's place, written over it in its node;
+        -- only the items before it are pushed. Popping the block and
+        -- pushing it back grew and shifted the head's node twice more,
+        -- which at 10M queued URIs faulted in fresh pages.
+        redis.call('LSET', qk, 0, ARGV[n0 + nn - 1])
+        for j = n0 + nn - 2, n0, -1 do new[#new + 1] = ARGV[j] end
+        if #new > 0 then mcall('LPUSH', qk, new) end
+      elseif idx == 0 then
         redis.call('LPOP', qk, no)
         for j = n0 + nn - 1, n0, -1 do new[#new + 1] = ARGV[j] end
         if #new > 0 then mcall('LPUSH', qk, new) end
