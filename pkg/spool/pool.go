@@ -18,8 +18,10 @@ const (
 // every response: without it each page's buffer is fresh memory, which
 // the runtime zeroes and the kernel faults in page by page (a fifth of a
 // fetch's CPU on the Python documentation, more than copying the bytes).
-// A Pool is safe for concurrent use; its zero value is not usable, a nil
-// *Pool is (it pools nothing).
+// A pooled Buffer's capacity is its request rounded up to a class, so at
+// most twice what it asked for (Buffer's own bound on its memory doubles
+// with it). A Pool is safe for concurrent use; its zero value is
+// usable, and so is a nil *Pool (it pools nothing).
 type Pool struct {
 	classes [poolClasses]sync.Pool // class i holds *[]byte of cap minPooled<<i
 }
