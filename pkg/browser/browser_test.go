@@ -6,6 +6,7 @@ import (
 	"errors"
 	"image/png"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -257,6 +258,7 @@ func TestCrash(t *testing.T) {
 	cfg := testConfig(t)
 	p := newPool(t, cfg)
 	pid, oldDir := p.inst.pid, p.inst.dir
+	oldSock := singletonDir(t, oldDir)
 	if pid == 0 {
 		t.Fatal("no browser pid")
 	}
@@ -294,6 +296,9 @@ func TestCrash(t *testing.T) {
 	}
 	if _, err := os.Stat(oldDir); !os.IsNotExist(err) {
 		t.Errorf("profile directory of the crashed browser left: %v", err)
+	}
+	if _, err := os.Stat(oldSock); !os.IsNotExist(err) {
+		t.Errorf("singleton socket directory of the crashed browser left: %v", err)
 	}
 	res := renderRecovered(t, p, Page{URL: o.u("/final"), ProxyServer: px.URL})
 	if res.Title != "Final" {
@@ -352,8 +357,12 @@ func TestClose(t *testing.T) {
 	if len(ourProcesses(dir)) == 0 {
 		t.Fatal("no browser processes found before Close")
 	}
+	sock := singletonDir(t, dir)
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Errorf("Chromium's singleton socket directory %s left: %v", sock, err)
 	}
 	if left := ourProcesses(dir); len(left) > 0 {
 		t.Errorf("processes left after Close: %v", left)
@@ -364,6 +373,21 @@ func TestClose(t *testing.T) {
 	if _, err := p.Render(context.Background(), Page{URL: o.u("/js"), ProxyServer: px.URL}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Render after Close: %v", err)
 	}
+}
+
+// singletonDir is the directory of the SingletonSocket that the browser of
+// profile dir made under TMPDIR.
+func singletonDir(t *testing.T, dir string) string {
+	t.Helper()
+	target, err := os.Readlink(filepath.Join(dir, "SingletonSocket"))
+	if err != nil {
+		t.Fatalf("no singleton socket link in the profile: %v", err)
+	}
+	sock := filepath.Dir(target)
+	if _, err := os.Stat(sock); err != nil || !strings.HasPrefix(filepath.Base(sock), singletonPrefix) {
+		t.Fatalf("singleton socket directory %s: %v", sock, err)
+	}
+	return sock
 }
 
 func TestConfigErrors(t *testing.T) {
