@@ -12,16 +12,20 @@ import (
 
 // serverSettings: every index bucket a listpack
 // (hash-max-listpack-entries at least the 128 a bucket can reach, and not
-// much more, since each access scans it); host queues in nodes of 16
-// elements and no LZF compression of inner nodes, since a queue's cold
-// items are zstd blocks already (frontier's blocks.go) and Redis tries
-// LZF again, and fails, at every access to an inner node of them: with
-// list-compress-depth 1, LINDEX at 2,000 URIs a host cost 94 µs a call.
+// much more, since each access scans it); no LZF compression of inner
+// nodes, since a queue's cold items are zstd blocks already (frontier's
+// blocks.go) and Redis tries LZF again, and fails, at every access to an
+// inner node of them: with list-compress-depth 1, LINDEX at 2,000 URIs a
+// host cost 94 µs a call. Host queues in nodes of 8 elements: every
+// LPOP, and every push of a block's unpacked items, rewrites the head
+// node, and once a host has queued more than a node of blocks (at 100
+// URIs a host) a node of 16 made those pushes cost 10 times as much
+// (docs/frontier.md, Sizing).
 func serverSettings() [][2]string {
 	return [][2]string{
 		{"hash-max-listpack-entries", "128"},
 		{"list-compress-depth", "0"},
-		{"list-max-listpack-size", "16"},
+		{"list-max-listpack-size", "8"},
 	}
 }
 

@@ -41,7 +41,7 @@ func TestCheck(t *testing.T) {
 
 func TestArgs(t *testing.T) {
 	got := strings.Join(redisconf.Args(), " ")
-	if want := "--hash-max-listpack-entries 128 --list-compress-depth 0 --list-max-listpack-size 16"; got != want {
+	if want := "--hash-max-listpack-entries 128 --list-compress-depth 0 --list-max-listpack-size 8"; got != want {
 		t.Fatalf("Args() = %q, want %q", got, want)
 	}
 }
