@@ -18,9 +18,9 @@ import (
 // inner node of them: with list-compress-depth 1, LINDEX at 2,000 URIs a
 // host cost 94 µs a call. Host queues in nodes of 8 elements: every
 // LPOP, and every push of a block's unpacked items, rewrites the head
-// node, and once a host has queued more than a node of blocks (at 100
-// URIs a host) a node of 16 made those pushes cost 10 times as much
-// (docs/frontier.md, Sizing).
+// node, and with nodes of 16 a host's 100 queued URIs were one node of
+// blocks and items, which made those pushes cost 5 to 10 times as much
+// as at 10 a host (docs/frontier.md, Sizing).
 func serverSettings() [][2]string {
 	return [][2]string{
 		{"hash-max-listpack-entries", "128"},
