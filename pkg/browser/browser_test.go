@@ -6,7 +6,6 @@ import (
 	"errors"
 	"image/png"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -258,7 +257,7 @@ func TestCrash(t *testing.T) {
 	cfg := testConfig(t)
 	p := newPool(t, cfg)
 	pid, oldDir := p.inst.pid, p.inst.dir
-	oldSock := singletonDir(t, oldDir)
+	oldSock := liveSingletonDir(t, oldDir)
 	if pid == 0 {
 		t.Fatal("no browser pid")
 	}
@@ -357,7 +356,7 @@ func TestClose(t *testing.T) {
 	if len(ourProcesses(dir)) == 0 {
 		t.Fatal("no browser processes found before Close")
 	}
-	sock := singletonDir(t, dir)
+	sock := liveSingletonDir(t, dir)
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -375,16 +374,15 @@ func TestClose(t *testing.T) {
 	}
 }
 
-// singletonDir is the directory of the SingletonSocket that the browser of
-// profile dir made under TMPDIR.
-func singletonDir(t *testing.T, dir string) string {
+// liveSingletonDir is the directory of the SingletonSocket that the
+// browser of profile dir made under TMPDIR; it must exist.
+func liveSingletonDir(t *testing.T, dir string) string {
 	t.Helper()
-	target, err := os.Readlink(filepath.Join(dir, "SingletonSocket"))
-	if err != nil {
-		t.Fatalf("no singleton socket link in the profile: %v", err)
+	sock := singletonDir(dir)
+	if sock == "" {
+		t.Fatalf("no singleton socket link of Chromium's naming in the profile %s", dir)
 	}
-	sock := filepath.Dir(target)
-	if _, err := os.Stat(sock); err != nil || !strings.HasPrefix(filepath.Base(sock), singletonPrefix) {
+	if _, err := os.Stat(sock); err != nil {
 		t.Fatalf("singleton socket directory %s: %v", sock, err)
 	}
 	return sock

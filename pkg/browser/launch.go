@@ -220,14 +220,23 @@ const singletonPrefix = "org.chromium.Chromium."
 // browser. Chromium removes it on a clean exit only, and stop kills: without
 // this every launch left one in TMPDIR (1,358 on a test machine).
 func removeSingleton(dir string) {
-	target, err := os.Readlink(filepath.Join(dir, "SingletonSocket"))
-	if err != nil {
-		return
-	}
-	sock := filepath.Dir(target)
-	if filepath.IsAbs(sock) && strings.HasPrefix(filepath.Base(sock), singletonPrefix) {
+	if sock := singletonDir(dir); sock != "" {
 		_ = os.RemoveAll(sock)
 	}
+}
+
+// singletonDir is the socket directory that profile dir's SingletonSocket
+// links to, or "" when there is none of Chromium's naming.
+func singletonDir(dir string) string {
+	target, err := os.Readlink(filepath.Join(dir, "SingletonSocket"))
+	if err != nil {
+		return ""
+	}
+	sock := filepath.Dir(target)
+	if !filepath.IsAbs(sock) || !strings.HasPrefix(filepath.Base(sock), singletonPrefix) {
+		return ""
+	}
+	return sock
 }
 
 // killUsing kills every process whose command line has --user-data-dir=dir,
